@@ -1,0 +1,297 @@
+/*
+ * Copyright (C) by the MPICH request engine extension authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+#include "mpiimpl.h"
+
+/* MPI_Request_get_status_all, _any and _some (MPI 4.1): the non-destructive forms of
+ * MPI_Testall, MPI_Testany and MPI_Testsome.
+ *
+ * Each makes progress through the same device hook as its destructive twin (MPID_Testall,
+ * MPID_Testany, MPID_Testsome), in the same batches and after the same short cuts, so it
+ * finds exactly the requests the twin would complete.  Where the twin then runs
+ * MPIR_Request_completion_processing and frees or deactivates, these run
+ * MPIR_Request_status_peek: the same status, the same error, and the request left as it
+ * was.  Nothing here writes array_of_requests. */
+
+/* The requests_property of one batch, computed as MPIR_Testall computes it. */
+static int batch_requests_property(int count, MPIR_Request * request_ptrs[])
+{
+    int property = MPIR_REQUESTS_PROPERTY__OPT_ALL;
+
+    for (int i = 0; i < count; i++) {
+        if (request_ptrs[i] == NULL) {
+            property &= ~MPIR_REQUESTS_PROPERTY__NO_NULL;
+        } else if (request_ptrs[i]->kind != MPIR_REQUEST_KIND__RECV &&
+                   request_ptrs[i]->kind != MPIR_REQUEST_KIND__SEND) {
+            property &= ~MPIR_REQUESTS_PROPERTY__SEND_RECV_ONLY;
+            if (request_ptrs[i]->kind == MPIR_REQUEST_KIND__GREQUEST) {
+                property &= ~MPIR_REQUESTS_PROPERTY__NO_GREQUESTS;
+            }
+        }
+    }
+    return property;
+}
+
+/* The empty status as MPI defines it (MPIR_Status_set_empty leaves MPI_ERROR alone). */
+static void set_empty_status(MPI_Status * status)
+{
+    MPIR_Status_set_empty(status);
+    if (status != MPI_STATUS_IGNORE) {
+        status->MPI_ERROR = MPI_SUCCESS;
+    }
+}
+
+/* Null handles become NULL pointers; returns how many there are. */
+static int null_requests_to_null_ptrs(int count, const MPI_Request array_of_requests[],
+                                      MPIR_Request * request_ptrs[])
+{
+    int n_null = 0;
+
+    for (int i = 0; i < count; i++) {
+        if (array_of_requests[i] == MPI_REQUEST_NULL) {
+            request_ptrs[i] = NULL;
+            n_null++;
+        }
+    }
+    return n_null;
+}
+
+/* An MPI_Message is a request object of kind MPROBE, so the generated handle checks let it
+ * pass: reject it here with the message MPI_Waitall uses, as an invalid request handle. */
+static int check_no_message_handles(int count, MPIR_Request * request_ptrs[])
+{
+    int mpi_errno = MPI_SUCCESS;
+#ifdef HAVE_ERROR_CHECKING
+    MPID_BEGIN_ERROR_CHECKS;
+    {
+        for (int i = 0; i < count; i++) {
+            MPIR_ERR_CHKANDJUMP1(request_ptrs[i] != NULL &&
+                                 request_ptrs[i]->kind == MPIR_REQUEST_KIND__MPROBE,
+                                 mpi_errno, MPI_ERR_REQUEST, "**msgnotreq", "**msgnotreq %d", i);
+        }
+    }
+    MPID_END_ERROR_CHECKS;
+  fn_fail:
+#endif
+    return mpi_errno;
+}
+
+int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_requests[],
+                                     MPIR_Request * request_ptrs[], int *flag,
+                                     MPI_Status array_of_statuses[])
+{
+    int mpi_errno = MPI_SUCCESS;
+    int n_completed = 0;
+    int proc_failure = FALSE;
+    int ignoring_status = (array_of_statuses == MPI_STATUSES_IGNORE);
+
+    null_requests_to_null_ptrs(count, array_of_requests, request_ptrs);
+    mpi_errno = check_no_message_handles(count, request_ptrs);
+    MPIR_ERR_CHECK(mpi_errno);
+
+    for (int ii = 0; ii < count; ii += MPIR_CVAR_REQUEST_BATCH_SIZE) {
+        int icount = MPL_MIN(count - ii, MPIR_CVAR_REQUEST_BATCH_SIZE);
+        int batch_flag;
+
+        mpi_errno = MPID_Testall(icount, &request_ptrs[ii], &batch_flag,
+                                 ignoring_status ? MPI_STATUSES_IGNORE : &array_of_statuses[ii],
+                                 batch_requests_property(icount, &request_ptrs[ii]));
+        MPIR_ERR_CHECK(mpi_errno);
+
+        for (int i = ii; i < ii + icount; i++) {
+            MPIR_Request *req = request_ptrs[i];
+
+            if (req == NULL) {
+                n_completed++;
+            } else if (MPIR_Request_is_complete(req)) {
+                int rc = MPIR_Request_get_error(req);
+                n_completed++;
+                if (rc != MPI_SUCCESS) {
+                    if (MPIR_ERR_GET_CLASS(rc) == MPIX_ERR_PROC_FAILED ||
+                        MPIR_ERR_GET_CLASS(rc) == MPIX_ERR_PROC_FAILED_PENDING) {
+                        proc_failure = TRUE;
+                    }
+                    mpi_errno = MPI_ERR_IN_STATUS;
+                }
+            } else if (unlikely(MPIR_Request_is_anysrc_mismatched(req))) {
+                proc_failure = TRUE;
+                mpi_errno = MPI_ERR_IN_STATUS;
+            }
+        }
+    }
+
+    *flag = (n_completed == count) ? TRUE : FALSE;
+
+    /* As MPI_Testall: statuses are written only when all are complete or one failed. */
+    if (ignoring_status || !(*flag || mpi_errno == MPI_ERR_IN_STATUS)) {
+        goto fn_exit;
+    }
+
+    for (int i = 0; i < count; i++) {
+        MPIR_Request *req = request_ptrs[i];
+        MPI_Status *status = &array_of_statuses[i];
+
+        if (req == NULL || (MPIR_Request_is_complete(req) && !MPIR_Request_is_active(req))) {
+            /* null and inactive requests */
+            set_empty_status(status);
+        } else if (MPIR_Request_is_complete(req)) {
+            int rc = MPIR_Request_status_peek(req, status);
+            if (mpi_errno == MPI_ERR_IN_STATUS) {
+                status->MPI_ERROR = rc;
+            }
+        } else if (mpi_errno == MPI_ERR_IN_STATUS) {
+            status->MPI_ERROR = proc_failure ? MPIX_ERR_PROC_FAILED_PENDING : MPI_ERR_PENDING;
+        }
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIR_Request_get_status_any_impl(int count, const MPI_Request array_of_requests[],
+                                     MPIR_Request * request_ptrs[], int *indx, int *flag,
+                                     MPI_Status * status)
+{
+    int mpi_errno = MPI_SUCCESS;
+    int n_null;
+    int first_pending = count;
+    int last_disabled_anysource = -1;
+
+    *flag = FALSE;
+    *indx = MPI_UNDEFINED;
+
+    n_null = null_requests_to_null_ptrs(count, array_of_requests, request_ptrs);
+    mpi_errno = check_no_message_handles(count, request_ptrs);
+    MPIR_ERR_CHECK(mpi_errno);
+
+    /* As MPI_Testany: a request that is already complete is reported without progress;
+     * complete but inactive (persistent) requests are skipped. */
+    for (int i = 0; i < count; i++) {
+        MPIR_Request *req = request_ptrs[i];
+
+        if (req == NULL) {
+            continue;
+        }
+        if (unlikely(MPIR_Request_is_anysrc_mismatched(req))) {
+            last_disabled_anysource = i;
+        }
+        if (MPIR_Request_is_complete(req)) {
+            if (MPIR_Request_is_active(req)) {
+                *indx = i;
+                *flag = TRUE;
+                break;
+            }
+            request_ptrs[i] = NULL;
+        } else if (first_pending == count) {
+            first_pending = i;
+        }
+    }
+
+    if (n_null == count) {
+        *flag = TRUE;
+        set_empty_status(status);
+        goto fn_exit;
+    }
+
+    if (*indx == MPI_UNDEFINED) {
+        mpi_errno = MPID_Testany(count - first_pending, &request_ptrs[first_pending], indx, flag,
+                                 status);
+        MPIR_ERR_CHECK(mpi_errno);
+        if (*indx != MPI_UNDEFINED) {
+            *indx += first_pending;
+        }
+    }
+
+    if (*indx != MPI_UNDEFINED) {
+        /* the request's own error, as MPI_Testany returns it */
+        mpi_errno = MPIR_Request_status_peek(request_ptrs[*indx], status);
+        MPIR_ERR_CHECK(mpi_errno);
+    } else if (*flag) {
+        /* no active request */
+        set_empty_status(status);
+    } else if (unlikely(last_disabled_anysource != -1)) {
+        MPIR_ERR_SET(mpi_errno, MPIX_ERR_PROC_FAILED_PENDING, "**failure_pending");
+        if (status != MPI_STATUS_IGNORE) {
+            status->MPI_ERROR = mpi_errno;
+        }
+        *flag = TRUE;
+        goto fn_fail;
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+int MPIR_Request_get_status_some_impl(int incount, const MPI_Request array_of_requests[],
+                                      MPIR_Request * request_ptrs[], int *outcount,
+                                      int array_of_indices[], MPI_Status array_of_statuses[])
+{
+    int mpi_errno = MPI_SUCCESS;
+    int ignoring_status = (array_of_statuses == MPI_STATUSES_IGNORE);
+
+    *outcount = 0;
+    int n_null = null_requests_to_null_ptrs(incount, array_of_requests, request_ptrs);
+    mpi_errno = check_no_message_handles(incount, request_ptrs);
+    MPIR_ERR_CHECK(mpi_errno);
+    if (n_null == incount) {
+        *outcount = MPI_UNDEFINED;
+        goto fn_exit;
+    }
+
+    for (int i = 0; i < incount; i++) {
+        if (request_ptrs[i] != NULL && unlikely(MPIR_Request_is_anysrc_mismatched(request_ptrs[i]))) {
+            int rc = MPI_SUCCESS;
+            MPIR_ERR_SET(rc, MPIX_ERR_PROC_FAILED_PENDING, "**failure_pending");
+            if (!ignoring_status) {
+                array_of_statuses[i].MPI_ERROR = rc;
+            }
+            mpi_errno = MPI_ERR_IN_STATUS;
+        }
+    }
+
+    {
+        int rc = MPID_Testsome(incount, request_ptrs, outcount, array_of_indices,
+                               array_of_statuses);
+        if (rc != MPI_SUCCESS) {
+            mpi_errno = rc;
+            goto fn_fail;
+        }
+    }
+    if (*outcount == MPI_UNDEFINED) {
+        goto fn_exit;
+    }
+
+    /* As MPI_Testsome: the status of each reported request; MPI_ERROR is written only
+     * when MPI_ERR_IN_STATUS is returned, then for every reported request. */
+    for (int k = 0; k < *outcount; k++) {
+        int idx = array_of_indices[k];
+        MPI_Status *status = ignoring_status ? MPI_STATUS_IGNORE : &array_of_statuses[k];
+        int rc = MPIR_Request_status_peek(request_ptrs[idx], status);
+        if (rc == MPI_SUCCESS) {
+            request_ptrs[idx] = NULL;   /* scratch: marks success for the pass below */
+        } else {
+            mpi_errno = MPI_ERR_IN_STATUS;
+            if (status != MPI_STATUS_IGNORE) {
+                status->MPI_ERROR = rc;
+            }
+        }
+    }
+    if (mpi_errno == MPI_ERR_IN_STATUS && !ignoring_status) {
+        for (int k = 0; k < *outcount; k++) {
+            if (request_ptrs[array_of_indices[k]] == NULL) {
+                array_of_statuses[k].MPI_ERROR = MPI_SUCCESS;
+            }
+        }
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}

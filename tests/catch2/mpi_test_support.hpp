@@ -1,0 +1,76 @@
+// Helpers shared by the Catch2 tests of MPI_Request_get_status_all/_any/_some.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstring>
+#include <vector>
+
+namespace reqtest {
+
+constexpr int kPoison = -77;
+constexpr double kDeadlineSeconds = 30.0;
+
+inline int world_rank() {
+    int r = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
+inline int world_size() {
+    int s = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &s);
+    return s;
+}
+
+// A status no MPI call produces, to see what a call writes.
+inline MPI_Status poisoned_status() {
+    MPI_Status s;
+    std::memset(&s, 0x5a, sizeof s);
+    s.MPI_SOURCE = kPoison;
+    s.MPI_TAG = kPoison;
+    s.MPI_ERROR = kPoison;
+    return s;
+}
+
+inline std::vector<MPI_Status> poisoned_statuses(int n) {
+    return std::vector<MPI_Status>(static_cast<size_t>(n), poisoned_status());
+}
+
+inline int count_of(const MPI_Status& s, MPI_Datatype type) {
+    int count = -1;
+    MPI_Get_count(&s, type, &count);
+    return count;
+}
+
+inline bool is_cancelled(const MPI_Status& s) {
+    int flag = -1;
+    MPI_Test_cancelled(&s, &flag);
+    return flag != 0;
+}
+
+// MPI's empty status: MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, count 0, not cancelled.
+inline bool is_empty(const MPI_Status& s) {
+    return s.MPI_SOURCE == MPI_ANY_SOURCE && s.MPI_TAG == MPI_ANY_TAG &&
+           s.MPI_ERROR == MPI_SUCCESS && count_of(s, MPI_BYTE) == 0 && !is_cancelled(s);
+}
+
+inline int error_class(int code) {
+    int cls = -1;
+    MPI_Error_class(code, &cls);
+    return cls;
+}
+
+// Calls poll() until it returns true or the deadline passes; returns its last answer.
+template <class Poll>
+bool poll_until(Poll&& poll) {
+    const double start = MPI_Wtime();
+    while (!poll()) {
+        if (MPI_Wtime() - start > kDeadlineSeconds) {
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace reqtest

@@ -1,0 +1,173 @@
+// get_status_* on kinds of requests other than plain receives: cancelled receives, nonblocking and
+// persistent collectives, generalized requests (status from query_fn, errors from query_fn).
+#include <catch2/catch.hpp>
+
+#include <array>
+
+#include "mpi_test_support.hpp"
+
+using namespace reqtest;
+
+TEST_CASE("a cancelled receive is reported cancelled and still needs completing") {
+    int buf = 0;
+    std::array<MPI_Request, 2> reqs = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Irecv(&buf, 1, MPI_INT, 0, 999, MPI_COMM_SELF, &reqs[1]);
+    MPI_Cancel(&reqs[1]);
+
+    int flag = -1, index = -1;
+    MPI_Status st = poisoned_status();
+    REQUIRE(poll_until([&] {
+        MPI_Request_get_status_any(2, reqs.data(), &index, &flag, &st);
+        return flag == 1;
+    }));
+    CHECK(index == 1);
+    CHECK(is_cancelled(st));
+    CHECK(reqs[1] != MPI_REQUEST_NULL);
+
+    auto all = poisoned_statuses(2);
+    MPI_Request_get_status_all(2, reqs.data(), &flag, all.data());
+    CHECK(flag == 1);
+    CHECK(is_empty(all[0]));
+    CHECK(is_cancelled(all[1]));
+
+    MPI_Status w = poisoned_status();
+    MPI_Wait(&reqs[1], &w);
+    CHECK(is_cancelled(w));
+    CHECK(reqs[1] == MPI_REQUEST_NULL);
+}
+
+TEST_CASE("a nonblocking collective stays pending until reported, then completes") {
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Ibarrier(MPI_COMM_WORLD, &req);
+    const MPI_Request posted = req;
+    int flag = -1;
+    MPI_Status st = poisoned_status();
+    REQUIRE(poll_until([&] {
+        MPI_Request_get_status_all(1, &req, &flag, &st);
+        return flag == 1;
+    }));
+    CHECK(req == posted);
+    CHECK(st.MPI_ERROR == kPoison);
+    MPI_Wait(&req, MPI_STATUS_IGNORE);
+    CHECK(req == MPI_REQUEST_NULL);
+}
+
+TEST_CASE("a persistent collective stays active after being reported, and restarts") {
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+    const MPI_Request handle = req;
+    for (int round = 0; round < 2; round++) {
+        INFO("round " << round);
+        MPI_Start(&req);
+        int flag = -1, index = -1;
+        REQUIRE(poll_until([&] {
+            MPI_Request_get_status_any(1, &req, &index, &flag, MPI_STATUS_IGNORE);
+            return flag == 1;
+        }));
+        CHECK(index == 0);
+        MPI_Request_get_status_any(1, &req, &index, &flag, MPI_STATUS_IGNORE);
+        CHECK(index == 0);  // still active
+        CHECK(req == handle);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        CHECK(req == handle);
+        MPI_Request_get_status_any(1, &req, &index, &flag, MPI_STATUS_IGNORE);
+        CHECK(flag == 1);
+        CHECK(index == MPI_UNDEFINED);  // inactive now
+    }
+    MPI_Request_free(&req);
+}
+
+namespace {
+
+struct GreqState {
+    int query_calls = 0;
+    int free_calls = 0;
+    int query_error = MPI_SUCCESS;
+};
+
+int greq_query(void* extra, MPI_Status* status) {
+    auto* s = static_cast<GreqState*>(extra);
+    s->query_calls++;
+    MPI_Status_set_elements(status, MPI_BYTE, 5);
+    MPI_Status_set_cancelled(status, 0);
+    status->MPI_SOURCE = 3;
+    status->MPI_TAG = 17;
+    return s->query_error;
+}
+
+int greq_free(void* extra) {
+    static_cast<GreqState*>(extra)->free_calls++;
+    return MPI_SUCCESS;
+}
+
+int greq_cancel(void*, int) { return MPI_SUCCESS; }
+
+}  // namespace
+
+TEST_CASE("a generalized request: its status comes from query_fn, it is freed only by a wait") {
+    GreqState state;
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPI_Grequest_start(greq_query, greq_free, greq_cancel, &state, &req);
+
+    int flag = -1, index = -1, outcount = -1, indices[1] = {-1};
+    MPI_Request_get_status_any(1, &req, &index, &flag, MPI_STATUS_IGNORE);
+    CHECK(flag == 0);
+    CHECK(index == MPI_UNDEFINED);
+
+    MPI_Grequest_complete(req);
+    MPI_Status st = poisoned_status();
+    MPI_Request_get_status_any(1, &req, &index, &flag, &st);
+    CHECK(flag == 1);
+    CHECK(index == 0);
+    CHECK(st.MPI_SOURCE == 3);
+    CHECK(st.MPI_TAG == 17);
+    CHECK(count_of(st, MPI_BYTE) == 5);
+    CHECK(state.query_calls == 1);
+
+    MPI_Request_get_status_some(1, &req, &outcount, indices, &st);
+    CHECK(outcount == 1);
+    CHECK(indices[0] == 0);
+    CHECK(state.query_calls == 2);  // once per call that reports it
+    CHECK(state.free_calls == 0);
+    CHECK(req != MPI_REQUEST_NULL);
+
+    MPI_Status w = poisoned_status();
+    MPI_Wait(&req, &w);
+    CHECK(w.MPI_TAG == 17);
+    CHECK(state.free_calls == 1);
+    CHECK(req == MPI_REQUEST_NULL);
+}
+
+TEST_CASE("an error returned by query_fn reaches the caller") {
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    GreqState state;
+    state.query_error = MPI_ERR_OTHER;
+    std::array<MPI_Request, 1> reqs{};
+    MPI_Grequest_start(greq_query, greq_free, greq_cancel, &state, &reqs[0]);
+    MPI_Grequest_complete(reqs[0]);
+
+    int flag = -1, index = -1, outcount = -1, indices[1] = {-1};
+    MPI_Status st = poisoned_status();
+    int rc = MPI_Request_get_status_any(1, reqs.data(), &index, &flag, &st);
+    CHECK(error_class(rc) == MPI_ERR_OTHER);
+    CHECK(flag == 1);
+    CHECK(index == 0);
+
+    st = poisoned_status();
+    rc = MPI_Request_get_status_some(1, reqs.data(), &outcount, indices, &st);
+    CHECK(rc == MPI_ERR_IN_STATUS);
+    CHECK(outcount == 1);
+    CHECK(error_class(st.MPI_ERROR) == MPI_ERR_OTHER);
+
+    st = poisoned_status();
+    rc = MPI_Request_get_status_all(1, reqs.data(), &flag, &st);
+    CHECK(rc == MPI_ERR_IN_STATUS);
+    CHECK(flag == 1);
+    CHECK(error_class(st.MPI_ERROR) == MPI_ERR_OTHER);
+    CHECK(state.free_calls == 0);
+
+    rc = MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
+    CHECK(error_class(rc) == MPI_ERR_OTHER);
+    CHECK(state.free_calls == 1);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
