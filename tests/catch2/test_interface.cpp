@@ -36,11 +36,10 @@ TEST_CASE("the feature macro says the functions exist, MPI_VERSION still says 4.
 }
 
 TEST_CASE("the PMPI entry points work like the MPI ones") {
-    const int rank = world_rank();
     int value = 0;
     const int sent = 31;
     MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
-    MPI_Irecv(&value, 1, MPI_INT, rank, 44, MPI_COMM_SELF, &req[1]);
+    MPI_Irecv(&value, 1, MPI_INT, 0, 44, MPI_COMM_SELF, &req[1]);
 
     int flag = -1, index = -1, outcount = -1, indices[2] = {-1, -1};
     MPI_Status st[2] = {poisoned_status(), poisoned_status()};
@@ -50,7 +49,7 @@ TEST_CASE("the PMPI entry points work like the MPI ones") {
     CHECK(flag == 0);
     CHECK(index == MPI_UNDEFINED);
 
-    MPI_Send(&sent, 1, MPI_INT, rank, 44, MPI_COMM_SELF);
+    MPI_Send(&sent, 1, MPI_INT, 0, 44, MPI_COMM_SELF);
     REQUIRE(poll_until([&] {
         PMPI_Request_get_status_some(2, req, &outcount, indices, st);
         return outcount == 1;

@@ -73,6 +73,10 @@ TEST_CASE("a persistent collective stays active after being reported, and restar
         MPI_Request_get_status_any(1, &req, &index, &flag, MPI_STATUS_IGNORE);
         CHECK(flag == 1);
         CHECK(index == MPI_UNDEFINED);  // inactive now
+        MPI_Testany(1, &req, &index, &flag, MPI_STATUS_IGNORE);  // stock 4.0.2 said index 0
+        CHECK(flag == 1);
+        CHECK(index == MPI_UNDEFINED);
+        CHECK(req == handle);
     }
     MPI_Request_free(&req);
 }

@@ -75,7 +75,8 @@ int main(int argc, char *argv[])
     MPI_Message msg;
     MPI_Status pst;
     int other = 5;
-    MPI_Send(&other, 1, MPI_INT, rank, 9, comm);
+    MPI_Request sreq;
+    MPI_Isend(&other, 1, MPI_INT, rank, 9, comm, &sreq);
     MPI_Mprobe(rank, 9, comm, &msg, &pst);
     MPI_Request withmsg[2] = { MPI_REQUEST_NULL, (MPI_Request) msg };
     rc = MPI_Request_get_status_all(2, withmsg, &flag, st);
@@ -86,6 +87,7 @@ int main(int argc, char *argv[])
     check_error(rc, MPI_ERR_REQUEST, "MPI_Request_get_status_some", "some, MPI_Message");
     int got = 0;
     MPI_Mrecv(&got, 1, MPI_INT, &msg, &pst);
+    MPI_Wait(&sreq, MPI_STATUS_IGNORE);
     CHECK(got == 5 && msg == MPI_MESSAGE_NULL, "the message was disturbed: got %d", got);
 
     /* nothing was lost: the receive is still pending and completes normally */
