@@ -43,39 +43,36 @@ static void set_empty_status(MPI_Status * status)
     }
 }
 
-/* Null handles become NULL pointers; returns how many there are. */
-static int null_requests_to_null_ptrs(int count, const MPI_Request array_of_requests[],
-                                      MPIR_Request * request_ptrs[])
+/* One pass over the requests before scanning them: null handles become NULL pointers
+ * (counted in *n_null), and, with error checking, an MPI_Message is refused.  An MPI_Message
+ * is a request object of kind MPROBE, so the generated handle checks let it pass; it gets the
+ * message MPI_Waitall uses, but as an invalid request handle (MPI_ERR_REQUEST). */
+static int prepare_request_ptrs(int count, const MPI_Request array_of_requests[],
+                                MPIR_Request * request_ptrs[], int *n_null)
 {
-    int n_null = 0;
+    int mpi_errno = MPI_SUCCESS;
 
+    *n_null = 0;
     for (int i = 0; i < count; i++) {
         if (array_of_requests[i] == MPI_REQUEST_NULL) {
             request_ptrs[i] = NULL;
-            n_null++;
+            (*n_null)++;
+            continue;
         }
-    }
-    return n_null;
-}
-
-/* An MPI_Message is a request object of kind MPROBE, so the generated handle checks let it
- * pass: reject it here with the message MPI_Waitall uses, as an invalid request handle. */
-static int check_no_message_handles(int count, MPIR_Request * request_ptrs[])
-{
-    int mpi_errno = MPI_SUCCESS;
 #ifdef HAVE_ERROR_CHECKING
-    MPID_BEGIN_ERROR_CHECKS;
-    {
-        for (int i = 0; i < count; i++) {
-            MPIR_ERR_CHKANDJUMP1(request_ptrs[i] != NULL &&
-                                 request_ptrs[i]->kind == MPIR_REQUEST_KIND__MPROBE,
-                                 mpi_errno, MPI_ERR_REQUEST, "**msgnotreq", "**msgnotreq %d", i);
+        MPID_BEGIN_ERROR_CHECKS;
+        {
+            MPIR_ERR_CHKANDJUMP1(request_ptrs[i]->kind == MPIR_REQUEST_KIND__MPROBE, mpi_errno,
+                                 MPI_ERR_REQUEST, "**msgnotreq", "**msgnotreq %d", i);
         }
-    }
-    MPID_END_ERROR_CHECKS;
-  fn_fail:
+        MPID_END_ERROR_CHECKS;
 #endif
+    }
+
+  fn_exit:
     return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
 
 int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_requests[],
@@ -86,9 +83,9 @@ int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_reque
     int n_completed = 0;
     int proc_failure = FALSE;
     int ignoring_status = (array_of_statuses == MPI_STATUSES_IGNORE);
+    int n_null;
 
-    null_requests_to_null_ptrs(count, array_of_requests, request_ptrs);
-    mpi_errno = check_no_message_handles(count, request_ptrs);
+    mpi_errno = prepare_request_ptrs(count, array_of_requests, request_ptrs, &n_null);
     MPIR_ERR_CHECK(mpi_errno);
 
     for (int ii = 0; ii < count; ii += MPIR_CVAR_REQUEST_BATCH_SIZE) {
@@ -164,8 +161,7 @@ int MPIR_Request_get_status_any_impl(int count, const MPI_Request array_of_reque
     *flag = FALSE;
     *indx = MPI_UNDEFINED;
 
-    n_null = null_requests_to_null_ptrs(count, array_of_requests, request_ptrs);
-    mpi_errno = check_no_message_handles(count, request_ptrs);
+    mpi_errno = prepare_request_ptrs(count, array_of_requests, request_ptrs, &n_null);
     MPIR_ERR_CHECK(mpi_errno);
 
     /* As MPI_Testany: a request that is already complete is reported without progress;
@@ -235,9 +231,10 @@ int MPIR_Request_get_status_some_impl(int incount, const MPI_Request array_of_re
     int mpi_errno = MPI_SUCCESS;
     int ignoring_status = (array_of_statuses == MPI_STATUSES_IGNORE);
 
+    int n_null;
+
     *outcount = 0;
-    int n_null = null_requests_to_null_ptrs(incount, array_of_requests, request_ptrs);
-    mpi_errno = check_no_message_handles(incount, request_ptrs);
+    mpi_errno = prepare_request_ptrs(incount, array_of_requests, request_ptrs, &n_null);
     MPIR_ERR_CHECK(mpi_errno);
     if (n_null == incount) {
         *outcount = MPI_UNDEFINED;

@@ -71,6 +71,15 @@ int main(int argc, char *argv[])
     rc = MPI_Request_get_status_some(2, bad, &outcount, indices, st);
     check_error(rc, MPI_ERR_REQUEST, "MPI_Request_get_status_some", "some, communicator handle");
 
+    /* a value that is no handle at all: MPI_ERR_REQUEST */
+    MPI_Request garbage[2] = { (MPI_Request) 0, reqs[0] };
+    rc = MPI_Request_get_status_all(2, garbage, &flag, st);
+    check_error(rc, MPI_ERR_REQUEST, "MPI_Request_get_status_all", "all, handle value 0");
+    rc = MPI_Request_get_status_any(2, garbage, &idx, &flag, &st[0]);
+    check_error(rc, MPI_ERR_REQUEST, "MPI_Request_get_status_any", "any, handle value 0");
+    rc = MPI_Request_get_status_some(2, garbage, &outcount, indices, st);
+    check_error(rc, MPI_ERR_REQUEST, "MPI_Request_get_status_some", "some, handle value 0");
+
     /* an MPI_Message passed as a request: MPI_ERR_REQUEST */
     MPI_Message msg;
     MPI_Status pst;
