@@ -22,6 +22,25 @@ static void check_error(int rc, int expected_class, const char *func, const char
     CHECK(strstr(msg, func) != NULL, "%s: error string does not name %s: %s", what, func, msg);
 }
 
+/* All three functions on the same (bad) request array: each must fail with expected_class. */
+static void check_all_three(int count, const MPI_Request reqs[], int expected_class,
+                            const char *what)
+{
+    MPI_Status st[2], one;
+    int flag, idx, outcount, indices[2], rc;
+    char label[128];
+
+    rc = MPI_Request_get_status_all(count, reqs, &flag, st);
+    snprintf(label, sizeof(label), "all, %s", what);
+    check_error(rc, expected_class, "MPI_Request_get_status_all", label);
+    rc = MPI_Request_get_status_any(count, reqs, &idx, &flag, &one);
+    snprintf(label, sizeof(label), "any, %s", what);
+    check_error(rc, expected_class, "MPI_Request_get_status_any", label);
+    rc = MPI_Request_get_status_some(count, reqs, &outcount, indices, st);
+    snprintf(label, sizeof(label), "some, %s", what);
+    check_error(rc, expected_class, "MPI_Request_get_status_some", label);
+}
+
 int main(int argc, char *argv[])
 {
     MPI_Comm comm = MPI_COMM_WORLD;
@@ -37,12 +56,7 @@ int main(int argc, char *argv[])
     reqs[1] = MPI_REQUEST_NULL;
 
     /* negative count: MPI_ERR_COUNT */
-    rc = MPI_Request_get_status_all(-1, reqs, &flag, st);
-    check_error(rc, MPI_ERR_COUNT, "MPI_Request_get_status_all", "all, count -1");
-    rc = MPI_Request_get_status_any(-1, reqs, &idx, &flag, &st[0]);
-    check_error(rc, MPI_ERR_COUNT, "MPI_Request_get_status_any", "any, count -1");
-    rc = MPI_Request_get_status_some(-1, reqs, &outcount, indices, st);
-    check_error(rc, MPI_ERR_COUNT, "MPI_Request_get_status_some", "some, count -1");
+    check_all_three(-1, reqs, MPI_ERR_COUNT, "count -1");
 
     /* NULL arrays and outputs with count > 0: MPI_ERR_ARG */
     rc = MPI_Request_get_status_all(2, NULL, &flag, st);
@@ -62,23 +76,11 @@ int main(int argc, char *argv[])
     rc = MPI_Request_get_status_some(2, reqs, NULL, indices, st);
     check_error(rc, MPI_ERR_ARG, "MPI_Request_get_status_some", "some, NULL outcount");
 
-    /* a handle of another kind: MPI_ERR_REQUEST */
+    /* a handle of another kind, and a value that is no handle at all: MPI_ERR_REQUEST */
     MPI_Request bad[2] = { reqs[0], (MPI_Request) MPI_COMM_WORLD };
-    rc = MPI_Request_get_status_all(2, bad, &flag, st);
-    check_error(rc, MPI_ERR_REQUEST, "MPI_Request_get_status_all", "all, communicator handle");
-    rc = MPI_Request_get_status_any(2, bad, &idx, &flag, &st[0]);
-    check_error(rc, MPI_ERR_REQUEST, "MPI_Request_get_status_any", "any, communicator handle");
-    rc = MPI_Request_get_status_some(2, bad, &outcount, indices, st);
-    check_error(rc, MPI_ERR_REQUEST, "MPI_Request_get_status_some", "some, communicator handle");
-
-    /* a value that is no handle at all: MPI_ERR_REQUEST */
+    check_all_three(2, bad, MPI_ERR_REQUEST, "communicator handle");
     MPI_Request garbage[2] = { (MPI_Request) 0, reqs[0] };
-    rc = MPI_Request_get_status_all(2, garbage, &flag, st);
-    check_error(rc, MPI_ERR_REQUEST, "MPI_Request_get_status_all", "all, handle value 0");
-    rc = MPI_Request_get_status_any(2, garbage, &idx, &flag, &st[0]);
-    check_error(rc, MPI_ERR_REQUEST, "MPI_Request_get_status_any", "any, handle value 0");
-    rc = MPI_Request_get_status_some(2, garbage, &outcount, indices, st);
-    check_error(rc, MPI_ERR_REQUEST, "MPI_Request_get_status_some", "some, handle value 0");
+    check_all_three(2, garbage, MPI_ERR_REQUEST, "handle value 0");
 
     /* an MPI_Message passed as a request: MPI_ERR_REQUEST */
     MPI_Message msg;
@@ -88,12 +90,7 @@ int main(int argc, char *argv[])
     MPI_Isend(&other, 1, MPI_INT, rank, 9, comm, &sreq);
     MPI_Mprobe(rank, 9, comm, &msg, &pst);
     MPI_Request withmsg[2] = { MPI_REQUEST_NULL, (MPI_Request) msg };
-    rc = MPI_Request_get_status_all(2, withmsg, &flag, st);
-    check_error(rc, MPI_ERR_REQUEST, "MPI_Request_get_status_all", "all, MPI_Message");
-    rc = MPI_Request_get_status_any(2, withmsg, &idx, &flag, &st[0]);
-    check_error(rc, MPI_ERR_REQUEST, "MPI_Request_get_status_any", "any, MPI_Message");
-    rc = MPI_Request_get_status_some(2, withmsg, &outcount, indices, st);
-    check_error(rc, MPI_ERR_REQUEST, "MPI_Request_get_status_some", "some, MPI_Message");
+    check_all_three(2, withmsg, MPI_ERR_REQUEST, "MPI_Message");
     int got = 0;
     MPI_Mrecv(&got, 1, MPI_INT, &msg, &pst);
     MPI_Wait(&sreq, MPI_STATUS_IGNORE);
