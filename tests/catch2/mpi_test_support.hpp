@@ -49,10 +49,12 @@ inline bool is_cancelled(const MPI_Status& s) {
     return flag != 0;
 }
 
-// MPI's empty status: MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_SUCCESS, count 0, not cancelled.
+// The empty status of a null or inactive request, on a status poisoned beforehand:
+// MPI_ANY_SOURCE, MPI_ANY_TAG, count 0, not cancelled, and MPI_ERROR left alone (the Test and
+// Wait forms, and so the get_status forms, write it only when returning MPI_ERR_IN_STATUS).
 inline bool is_empty(const MPI_Status& s) {
-    return s.MPI_SOURCE == MPI_ANY_SOURCE && s.MPI_TAG == MPI_ANY_TAG &&
-           s.MPI_ERROR == MPI_SUCCESS && count_of(s, MPI_BYTE) == 0 && !is_cancelled(s);
+    return s.MPI_SOURCE == MPI_ANY_SOURCE && s.MPI_TAG == MPI_ANY_TAG && s.MPI_ERROR == kPoison &&
+           count_of(s, MPI_BYTE) == 0 && !is_cancelled(s);
 }
 
 inline int error_class(int code) {

@@ -13,7 +13,13 @@
  * finds exactly the requests the twin would complete.  Where the twin then runs
  * MPIR_Request_completion_processing and frees or deactivates, these run
  * MPIR_Request_status_peek: the same status, the same error, and the request left as it
- * was.  Nothing here writes array_of_requests. */
+ * was.  Nothing here writes array_of_requests.
+ *
+ * The any and some forms scan from the same fairness cursor as their twins
+ * (MPIR_Request_scan_begin, request_scan.c) and report what they found with
+ * MPIR_Request_scan_reported, which moves the cursor only once the application has
+ * completed the reported request: get_status_any followed by MPI_Test on the index it
+ * returned leaves the cursor where MPI_Testany would have. */
 
 /* The requests_property of one batch, computed as MPIR_Testall computes it. */
 static int batch_requests_property(int count, MPIR_Request * request_ptrs[])
@@ -34,13 +40,13 @@ static int batch_requests_property(int count, MPIR_Request * request_ptrs[])
     return property;
 }
 
-/* The empty status as MPI defines it (MPIR_Status_set_empty leaves MPI_ERROR alone). */
+/* The empty status of a null or inactive request: MPI_ANY_SOURCE, MPI_ANY_TAG, count 0, not
+ * cancelled.  As in the Test and Wait forms, its MPI_ERROR is written only when
+ * MPI_ERR_IN_STATUS is returned (then MPI_SUCCESS), so that a tool replacing MPI_Testany by
+ * get_status_any + MPI_Test hands the application the very statuses MPI_Testany would. */
 static void set_empty_status(MPI_Status * status)
 {
     MPIR_Status_set_empty(status);
-    if (status != MPI_STATUS_IGNORE) {
-        status->MPI_ERROR = MPI_SUCCESS;
-    }
 }
 
 /* One pass over the requests before scanning them: null handles become NULL pointers
@@ -84,6 +90,8 @@ int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_reque
     int proc_failure = FALSE;
     int ignoring_status = (array_of_statuses == MPI_STATUSES_IGNORE);
     int n_null;
+    int *queried_rc = NULL;     /* the error of each generalized request, once queried */
+    MPIR_CHKLMEM_DECL(1);
 
     mpi_errno = prepare_request_ptrs(count, array_of_requests, request_ptrs, &n_null);
     MPIR_ERR_CHECK(mpi_errno);
@@ -91,11 +99,16 @@ int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_reque
     for (int ii = 0; ii < count; ii += MPIR_CVAR_REQUEST_BATCH_SIZE) {
         int icount = MPL_MIN(count - ii, MPIR_CVAR_REQUEST_BATCH_SIZE);
         int batch_flag;
+        int property = batch_requests_property(icount, &request_ptrs[ii]);
 
         mpi_errno = MPID_Testall(icount, &request_ptrs[ii], &batch_flag,
                                  ignoring_status ? MPI_STATUSES_IGNORE : &array_of_statuses[ii],
-                                 batch_requests_property(icount, &request_ptrs[ii]));
+                                 property);
         MPIR_ERR_CHECK(mpi_errno);
+        if (!(property & MPIR_REQUESTS_PROPERTY__NO_GREQUESTS) && queried_rc == NULL) {
+            MPIR_CHKLMEM_MALLOC(queried_rc, int *, count * sizeof(int), mpi_errno,
+                                "generalized request errors", MPL_MEM_OBJECT);
+        }
 
         for (int i = ii; i < ii + icount; i++) {
             MPIR_Request *req = request_ptrs[i];
@@ -103,7 +116,18 @@ int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_reque
             if (req == NULL) {
                 n_completed++;
             } else if (MPIR_Request_is_complete(req)) {
-                int rc = MPIR_Request_get_error(req);
+                int rc;
+                if (req->kind == MPIR_REQUEST_KIND__GREQUEST) {
+                    /* Its error comes from query_fn, which fills the status too: call it
+                     * once per call and keep both (the statuses are undefined unless the
+                     * flag is true or MPI_ERR_IN_STATUS is returned). */
+                    MPI_Status scratch;
+                    rc = MPIR_Request_status_peek(req, ignoring_status ? &scratch :
+                                                  &array_of_statuses[i]);
+                    queried_rc[i] = rc;
+                } else {
+                    rc = MPIR_Request_get_error(req);
+                }
                 n_completed++;
                 if (rc != MPI_SUCCESS) {
                     if (MPIR_ERR_GET_CLASS(rc) == MPIX_ERR_PROC_FAILED ||
@@ -133,8 +157,12 @@ int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_reque
         if (req == NULL || (MPIR_Request_is_complete(req) && !MPIR_Request_is_active(req))) {
             /* null and inactive requests */
             set_empty_status(status);
+            if (mpi_errno == MPI_ERR_IN_STATUS) {
+                status->MPI_ERROR = MPI_SUCCESS;
+            }
         } else if (MPIR_Request_is_complete(req)) {
-            int rc = MPIR_Request_status_peek(req, status);
+            int rc = (req->kind == MPIR_REQUEST_KIND__GREQUEST) ? queried_rc[i] :
+                MPIR_Request_status_peek(req, status);
             if (mpi_errno == MPI_ERR_IN_STATUS) {
                 status->MPI_ERROR = rc;
             }
@@ -144,6 +172,7 @@ int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_reque
     }
 
   fn_exit:
+    MPIR_CHKLMEM_FREEALL();
     return mpi_errno;
   fn_fail:
     goto fn_exit;
@@ -157,58 +186,67 @@ int MPIR_Request_get_status_any_impl(int count, const MPI_Request array_of_reque
     int n_null;
     int first_pending = count;
     int last_disabled_anysource = -1;
+    int found = MPI_UNDEFINED;  /* position in scan order */
+    int start;
 
     *flag = FALSE;
     *indx = MPI_UNDEFINED;
 
     mpi_errno = prepare_request_ptrs(count, array_of_requests, request_ptrs, &n_null);
     MPIR_ERR_CHECK(mpi_errno);
+    if (n_null == count) {
+        *flag = TRUE;
+        set_empty_status(status);
+        MPIR_Request_scan_forget(array_of_requests, count);
+        goto fn_exit;
+    }
+
+    /* from here on request_ptrs[k] is the request of array index
+     * MPIR_Request_scan_index(k, start, count) */
+    start = MPIR_Request_scan_begin(array_of_requests, request_ptrs, count);
 
     /* As MPI_Testany: a request that is already complete is reported without progress;
      * complete but inactive (persistent) requests are skipped. */
-    for (int i = 0; i < count; i++) {
-        MPIR_Request *req = request_ptrs[i];
+    for (int k = 0; k < count; k++) {
+        MPIR_Request *req = request_ptrs[k];
 
         if (req == NULL) {
             continue;
         }
         if (unlikely(MPIR_Request_is_anysrc_mismatched(req))) {
-            last_disabled_anysource = i;
+            last_disabled_anysource = k;
         }
         if (MPIR_Request_is_complete(req)) {
             if (MPIR_Request_is_active(req)) {
-                *indx = i;
+                found = k;
                 *flag = TRUE;
                 break;
             }
-            request_ptrs[i] = NULL;
+            request_ptrs[k] = NULL;
         } else if (first_pending == count) {
-            first_pending = i;
+            first_pending = k;
         }
     }
 
-    if (n_null == count) {
-        *flag = TRUE;
-        set_empty_status(status);
-        goto fn_exit;
-    }
-
-    if (*indx == MPI_UNDEFINED) {
-        mpi_errno = MPID_Testany(count - first_pending, &request_ptrs[first_pending], indx, flag,
+    if (found == MPI_UNDEFINED) {
+        mpi_errno = MPID_Testany(count - first_pending, &request_ptrs[first_pending], &found, flag,
                                  status);
         MPIR_ERR_CHECK(mpi_errno);
-        if (*indx != MPI_UNDEFINED) {
-            *indx += first_pending;
+        if (found != MPI_UNDEFINED) {
+            found += first_pending;
         }
     }
 
-    if (*indx != MPI_UNDEFINED) {
+    if (found != MPI_UNDEFINED) {
+        *indx = MPIR_Request_scan_index(found, start, count);
+        MPIR_Request_scan_reported(array_of_requests, count, *indx, request_ptrs[found]);
         /* the request's own error, as MPI_Testany returns it */
-        mpi_errno = MPIR_Request_status_peek(request_ptrs[*indx], status);
+        mpi_errno = MPIR_Request_status_peek(request_ptrs[found], status);
         MPIR_ERR_CHECK(mpi_errno);
     } else if (*flag) {
         /* no active request */
         set_empty_status(status);
+        MPIR_Request_scan_forget(array_of_requests, count);
     } else if (unlikely(last_disabled_anysource != -1)) {
         MPIR_ERR_SET(mpi_errno, MPIX_ERR_PROC_FAILED_PENDING, "**failure_pending");
         if (status != MPI_STATUS_IGNORE) {
@@ -230,25 +268,33 @@ int MPIR_Request_get_status_some_impl(int incount, const MPI_Request array_of_re
 {
     int mpi_errno = MPI_SUCCESS;
     int ignoring_status = (array_of_statuses == MPI_STATUSES_IGNORE);
-
     int n_null;
+    int start;
 
     *outcount = 0;
     mpi_errno = prepare_request_ptrs(incount, array_of_requests, request_ptrs, &n_null);
     MPIR_ERR_CHECK(mpi_errno);
     if (n_null == incount) {
         *outcount = MPI_UNDEFINED;
+        MPIR_Request_scan_forget(array_of_requests, incount);
         goto fn_exit;
     }
 
-    for (int i = 0; i < incount; i++) {
-        if (request_ptrs[i] != NULL && unlikely(MPIR_Request_is_anysrc_mismatched(request_ptrs[i]))) {
-            int rc = MPI_SUCCESS;
-            MPIR_ERR_SET(rc, MPIX_ERR_PROC_FAILED_PENDING, "**failure_pending");
-            if (!ignoring_status) {
-                array_of_statuses[i].MPI_ERROR = rc;
+    /* from here on request_ptrs[k] is the request of array index
+     * MPIR_Request_scan_index(k, start, incount) */
+    start = MPIR_Request_scan_begin(array_of_requests, request_ptrs, incount);
+
+    if (unlikely(MPIR_CVAR_ENABLE_FT)) {
+        for (int k = 0; k < incount; k++) {
+            if (request_ptrs[k] != NULL && MPIR_Request_is_anysrc_mismatched(request_ptrs[k])) {
+                int rc = MPI_SUCCESS;
+                MPIR_ERR_SET(rc, MPIX_ERR_PROC_FAILED_PENDING, "**failure_pending");
+                if (!ignoring_status) {
+                    /* where MPI_Testsome writes it: at the array index */
+                    array_of_statuses[MPIR_Request_scan_index(k, start, incount)].MPI_ERROR = rc;
+                }
+                mpi_errno = MPI_ERR_IN_STATUS;
             }
-            mpi_errno = MPI_ERR_IN_STATUS;
         }
     }
 
@@ -261,17 +307,24 @@ int MPIR_Request_get_status_some_impl(int incount, const MPI_Request array_of_re
         }
     }
     if (*outcount == MPI_UNDEFINED) {
+        MPIR_Request_scan_forget(array_of_requests, incount);
         goto fn_exit;
+    }
+    if (*outcount > 0) {
+        int last = array_of_indices[*outcount - 1];
+        MPIR_Request_scan_reported(array_of_requests, incount,
+                                   MPIR_Request_scan_index(last, start, incount),
+                                   request_ptrs[last]);
     }
 
     /* As MPI_Testsome: the status of each reported request; MPI_ERROR is written only
      * when MPI_ERR_IN_STATUS is returned, then for every reported request. */
-    for (int k = 0; k < *outcount; k++) {
-        int idx = array_of_indices[k];
-        MPI_Status *status = ignoring_status ? MPI_STATUS_IGNORE : &array_of_statuses[k];
-        int rc = MPIR_Request_status_peek(request_ptrs[idx], status);
+    for (int j = 0; j < *outcount; j++) {
+        int k = array_of_indices[j];
+        MPI_Status *status = ignoring_status ? MPI_STATUS_IGNORE : &array_of_statuses[j];
+        int rc = MPIR_Request_status_peek(request_ptrs[k], status);
         if (rc == MPI_SUCCESS) {
-            request_ptrs[idx] = NULL;   /* scratch: marks success for the pass below */
+            request_ptrs[k] = NULL;     /* scratch: marks success for the pass below */
         } else {
             mpi_errno = MPI_ERR_IN_STATUS;
             if (status != MPI_STATUS_IGNORE) {
@@ -280,11 +333,14 @@ int MPIR_Request_get_status_some_impl(int incount, const MPI_Request array_of_re
         }
     }
     if (mpi_errno == MPI_ERR_IN_STATUS && !ignoring_status) {
-        for (int k = 0; k < *outcount; k++) {
-            if (request_ptrs[array_of_indices[k]] == NULL) {
-                array_of_statuses[k].MPI_ERROR = MPI_SUCCESS;
+        for (int j = 0; j < *outcount; j++) {
+            if (request_ptrs[array_of_indices[j]] == NULL) {
+                array_of_statuses[j].MPI_ERROR = MPI_SUCCESS;
             }
         }
+    }
+    for (int j = 0; j < *outcount; j++) {
+        array_of_indices[j] = MPIR_Request_scan_index(array_of_indices[j], start, incount);
     }
 
   fn_exit:

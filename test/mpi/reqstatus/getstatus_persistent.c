@@ -65,6 +65,7 @@ int main(int argc, char *argv[])
                   buf[2]);
             CHECK(reqs[0] == before, "round %d: MPI_Wait freed the persistent request", round);
 
+            poison_status(&one);
             MPI_Request_get_status_any(2, reqs, &idx, &flag, &one);
             CHECK(flag && idx == MPI_UNDEFINED && status_is_empty(&one),
                   "round %d: inactive: any: flag %d index %d", round, flag, idx);

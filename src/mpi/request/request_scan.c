@@ -1,0 +1,234 @@
+/*
+ * Copyright (C) by the MPICH request engine extension authors.
+ *     See COPYRIGHT in top-level directory
+ */
+
+#include "mpiimpl.h"
+
+/*
+=== BEGIN_MPI_T_CVAR_INFO_BLOCK ===
+
+cvars:
+    - name        : MPIR_CVAR_REQUEST_SCAN_ORDER
+      category    : REQUEST
+      type        : enum
+      default     : rotate
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_LOCAL
+      description : |-
+        Where MPI_Testany, MPI_Waitany, MPI_Testsome, MPI_Waitsome and
+        MPI_Request_get_status_any and _some start scanning an array of
+        requests, and so which complete request an any form reports.
+        rotate - just after the index the last of these calls on the same
+                 array (same address and count) reported, so under a flood
+                 every complete request is reported within count calls; a
+                 new array starts at index 0, and a non-destructive call
+                 moves the cursor only when the application completes the
+                 request it reported
+        lowest - always at index 0, as MPICH 4.0.2 does: the lowest
+                 complete index is reported first, every time
+
+=== END_MPI_T_CVAR_INFO_BLOCK ===
+*/
+
+/* The fairness cursor shared by the any and some families.
+ *
+ * One cursor per array of requests, identified by its address and count, kept in a small
+ * set-associative table (SCAN_SETS sets of SCAN_WAYS cursors, least recently used one
+ * replaced): any SCAN_WAYS arrays in use at the same time keep their cursors, and an array
+ * whose cursor was replaced starts again at index 0, which costs fairness for a while,
+ * never correctness.  A destructive call moves
+ * the cursor just past the last index it completed, as a scan in that order naturally
+ * would.  A non-destructive call (MPI_Request_get_status_any/_some) leaves it where it is
+ * and records the request it reported last; the next scan of the array moves the cursor
+ * past that index once the application has completed the request, whichever way
+ * (MPI_Test, MPI_Wait, ...): a tool that turns MPI_Testany into get_status_any + MPI_Test
+ * leaves the cursor where MPI_Testany would have.  "Completed" is read from the request's
+ * completion_seq, which changes at completion processing and at free, so a slot re-posted
+ * with a recycled request object is not mistaken for the one reported.
+ *
+ * When MPI is threaded a spin lock protects the table, whatever the thread granularity: it
+ * is held for a few loads and stores, never across a callback or progress. */
+
+#define SCAN_SET_BITS 6
+#define SCAN_SETS (1 << SCAN_SET_BITS)
+#define SCAN_WAYS 4
+
+typedef struct scan_cursor {
+    const MPI_Request *array;   /* with count, identifies the array; NULL: free slot */
+    int count;
+    int start;                  /* where the next scan of the array starts */
+    int pending_indx;           /* last index a non-destructive call reported, or -1 */
+    MPIR_Request *pending_req;  /* the request it reported there */
+    unsigned int pending_seq;   /* that request's completion_seq then */
+    unsigned int last_use;      /* for replacement: least recently used goes first */
+} scan_cursor;
+
+static scan_cursor scan_cursors[SCAN_SETS][SCAN_WAYS];
+static unsigned int scan_clock;
+static MPL_atomic_int_t scan_cursors_lock;
+
+static void cursors_lock(void)
+{
+    if (MPIR_ThreadInfo.isThreaded) {
+        while (MPL_atomic_cas_int(&scan_cursors_lock, 0, 1) != 0) {
+            /* held for a few instructions only */
+        }
+    }
+}
+
+static void cursors_unlock(void)
+{
+    if (MPIR_ThreadInfo.isThreaded) {
+        MPL_atomic_release_store_int(&scan_cursors_lock, 0);
+    }
+}
+
+static int rotating(int count)
+{
+    return count > 1 && MPIR_CVAR_REQUEST_SCAN_ORDER == MPIR_CVAR_REQUEST_SCAN_ORDER_rotate;
+}
+
+/* The cursor of an array, or NULL; with take, the slot it may take over when it has none. */
+static scan_cursor *cursor_find(const MPI_Request array_of_requests[], int count,
+                                scan_cursor ** take)
+{
+    uint64_t key = ((uint64_t) (uintptr_t) array_of_requests >> 3) ^ ((uint64_t) count << 40);
+    key *= UINT64_C(0x9e3779b97f4a7c15);        /* Fibonacci hashing */
+    scan_cursor *set = scan_cursors[key >> (64 - SCAN_SET_BITS)];
+    scan_cursor *oldest = &set[0];
+
+    for (int w = 0; w < SCAN_WAYS; w++) {
+        scan_cursor *c = &set[w];
+        if (c->array == array_of_requests && c->count == count) {
+            c->last_use = ++scan_clock;
+            return c;
+        }
+        if (c->array == NULL || (oldest->array != NULL && c->last_use < oldest->last_use)) {
+            oldest = c;
+        }
+    }
+    if (take) {
+        *take = oldest;
+    }
+    return NULL;
+}
+
+static void cursor_take(scan_cursor * c, const MPI_Request array_of_requests[], int count)
+{
+    c->array = array_of_requests;
+    c->count = count;
+    c->start = 0;
+    c->pending_indx = -1;
+    c->pending_req = NULL;
+    c->last_use = ++scan_clock;
+}
+
+static void reverse_ptrs(MPIR_Request * ptrs[], int lo, int hi)
+{
+    for (hi--; lo < hi; lo++, hi--) {
+        MPIR_Request *tmp = ptrs[lo];
+        ptrs[lo] = ptrs[hi];
+        ptrs[hi] = tmp;
+    }
+}
+
+int MPIR_Request_scan_begin(const MPI_Request array_of_requests[], MPIR_Request * request_ptrs[],
+                            int count)
+{
+    int start = 0;
+
+    if (!rotating(count)) {
+        return 0;
+    }
+
+    cursors_lock();
+    scan_cursor *c = cursor_find(array_of_requests, count, NULL);
+    if (c != NULL) {
+        int r = c->pending_indx;
+        if (r >= 0) {
+            MPIR_Request *req = (array_of_requests[r] == MPI_REQUEST_NULL) ? NULL : request_ptrs[r];
+            if (req != c->pending_req || req->completion_seq != c->pending_seq) {
+                /* the application completed the reported request since */
+                c->start = (r + 1 == count) ? 0 : r + 1;
+                c->pending_indx = -1;
+                c->pending_req = NULL;
+            }
+        }
+        start = c->start;
+    }
+    cursors_unlock();
+
+    if (start > 0) {
+        /* rotate left by start: request_ptrs[k] becomes the old request_ptrs[start + k] */
+        reverse_ptrs(request_ptrs, 0, start);
+        reverse_ptrs(request_ptrs, start, count);
+        reverse_ptrs(request_ptrs, 0, count);
+    }
+    return start;
+}
+
+void MPIR_Request_scan_served(const MPI_Request array_of_requests[], int count, int indx)
+{
+    if (!rotating(count)) {
+        return;
+    }
+
+    int next = (indx + 1 == count) ? 0 : indx + 1;
+    cursors_lock();
+    scan_cursor *free_slot;
+    scan_cursor *c = cursor_find(array_of_requests, count, &free_slot);
+    if (c == NULL) {
+        if (next == 0) {
+            /* what an array without a cursor does anyway */
+            goto fn_exit;
+        }
+        c = free_slot;
+        cursor_take(c, array_of_requests, count);
+    }
+    c->start = next;
+    c->pending_indx = -1;
+    c->pending_req = NULL;
+  fn_exit:
+    cursors_unlock();
+}
+
+void MPIR_Request_scan_reported(const MPI_Request array_of_requests[], int count, int indx,
+                                MPIR_Request * request_ptr)
+{
+    if (!rotating(count)) {
+        return;
+    }
+
+    cursors_lock();
+    scan_cursor *free_slot;
+    scan_cursor *c = cursor_find(array_of_requests, count, &free_slot);
+    if (c == NULL) {
+        if (indx + 1 == count) {
+            /* once completed, the cursor would go back to 0: nothing to remember */
+            goto fn_exit;
+        }
+        c = free_slot;
+        cursor_take(c, array_of_requests, count);
+    }
+    c->pending_indx = indx;
+    c->pending_req = request_ptr;
+    c->pending_seq = request_ptr->completion_seq;
+  fn_exit:
+    cursors_unlock();
+}
+
+void MPIR_Request_scan_forget(const MPI_Request array_of_requests[], int count)
+{
+    if (!rotating(count)) {
+        return;
+    }
+
+    cursors_lock();
+    scan_cursor *c = cursor_find(array_of_requests, count, NULL);
+    if (c != NULL) {
+        c->array = NULL;
+    }
+    cursors_unlock();
+}

@@ -1,0 +1,209 @@
+// An array of requests of every kind and state the completion rules distinguish, on
+// MPI_COMM_SELF, so that what is complete is known exactly and stays so between two calls:
+// null, inactive persistent, complete and pending generalized requests, a generalized request
+// whose query_fn fails, receives pending, complete, truncated and cancelled, persistent receives
+// complete and pending.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <random>
+#include <vector>
+
+#include "grequest_support.hpp"
+#include "mpi_test_support.hpp"
+
+namespace reqtest {
+
+enum class Kind {
+    Null,
+    PersistInactive,
+    GreqDone,
+    GreqError,
+    RecvDone,
+    RecvTrunc,
+    RecvCancelled,
+    PersistDone,
+    GreqPending,
+    RecvPending,
+    PersistPending,
+};
+constexpr int kKinds = 11;
+
+inline bool is_complete_kind(Kind k) {
+    return k == Kind::GreqDone || k == Kind::GreqError || k == Kind::RecvDone ||
+           k == Kind::RecvTrunc || k == Kind::RecvCancelled || k == Kind::PersistDone;
+}
+inline bool is_persistent_kind(Kind k) {
+    return k == Kind::PersistInactive || k == Kind::PersistDone || k == Kind::PersistPending;
+}
+
+class RequestMix {
+public:
+    explicit RequestMix(int n)
+        : reqs_(static_cast<size_t>(n), MPI_REQUEST_NULL),
+          kinds_(static_cast<size_t>(n), Kind::Null),
+          bufs_(static_cast<size_t>(n)) {}
+    ~RequestMix() { clear(); }
+    RequestMix(const RequestMix&) = delete;
+    RequestMix& operator=(const RequestMix&) = delete;
+
+    int size() const { return static_cast<int>(reqs_.size()); }
+    MPI_Request* data() { return reqs_.data(); }
+    Kind kind(int i) const { return kinds_.at(static_cast<size_t>(i)); }
+    GreqFactory& greqs() { return greqs_; }
+
+    // Puts a new request of kind k into slot i, which must be null (or inactive persistent,
+    // which is freed first).
+    void post(int i, Kind k) {
+        MPI_Request& r = reqs_.at(static_cast<size_t>(i));
+        if (kind(i) == Kind::PersistInactive) {
+            MPI_Request_free(&r);
+        }
+        int* buf = bufs_.at(static_cast<size_t>(i)).data();
+        const int tag = next_tag_++;
+        switch (k) {
+            case Kind::Null: r = MPI_REQUEST_NULL; break;
+            case Kind::GreqDone: r = greqs_.start(tag); break;
+            case Kind::GreqError: r = greqs_.start(tag, true, MPI_ERR_OTHER); break;
+            case Kind::GreqPending: r = greqs_.start(tag, false); break;
+            case Kind::RecvPending: MPI_Irecv(buf, 1, MPI_INT, 0, tag, MPI_COMM_SELF, &r); break;
+            case Kind::RecvDone:
+                MPI_Irecv(buf, 1, MPI_INT, 0, tag, MPI_COMM_SELF, &r);
+                send(tag, 1);
+                break;
+            case Kind::RecvTrunc:
+                MPI_Irecv(buf, 1, MPI_INT, 0, tag, MPI_COMM_SELF, &r);
+                send(tag, 2);
+                break;
+            case Kind::RecvCancelled:
+                MPI_Irecv(buf, 1, MPI_INT, 0, tag, MPI_COMM_SELF, &r);
+                MPI_Cancel(&r);
+                break;
+            case Kind::PersistInactive:
+                MPI_Recv_init(buf, 1, MPI_INT, 0, tag, MPI_COMM_SELF, &r);
+                break;
+            case Kind::PersistDone:
+                MPI_Recv_init(buf, 1, MPI_INT, 0, tag, MPI_COMM_SELF, &r);
+                MPI_Start(&r);
+                send(tag, 1);
+                break;
+            case Kind::PersistPending:
+                MPI_Recv_init(buf, 1, MPI_INT, 0, tag, MPI_COMM_SELF, &r);
+                MPI_Start(&r);
+                break;
+        }
+        kinds_.at(static_cast<size_t>(i)) = k;
+    }
+
+    void post_random(int i, std::mt19937& rng) { post(i, static_cast<Kind>(rng() % kKinds)); }
+
+    // Every request of a complete kind really is complete afterwards (progress, non-destructive).
+    bool settle() {
+        for (int i = 0; i < size(); i++) {
+            if (!is_complete_kind(kind(i))) {
+                continue;
+            }
+            int flag = 0;
+            const bool done = poll_until([&] {
+                MPI_Request_get_status(reqs_[static_cast<size_t>(i)], &flag, MPI_STATUS_IGNORE);
+                return flag != 0;
+            });
+            if (!done) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    // A pending generalized request becomes complete.
+    void complete_some_pending(std::mt19937& rng) {
+        for (int i = 0; i < size(); i++) {
+            if (kind(i) == Kind::GreqPending && rng() % 3 == 0) {
+                GreqFactory::complete(*greqs_.live(reqs_[static_cast<size_t>(i)]));
+                kinds_[static_cast<size_t>(i)] = Kind::GreqDone;
+            }
+        }
+    }
+
+    // After a destructive call completed slot i: null, or inactive if persistent.
+    void completed(int i) {
+        Kind& k = kinds_.at(static_cast<size_t>(i));
+        k = is_persistent_kind(k) ? Kind::PersistInactive : Kind::Null;
+        if (k == Kind::Null && reqs_[static_cast<size_t>(i)] != MPI_REQUEST_NULL) {
+            wrong_after_completion_++;
+        }
+    }
+    int wrong_after_completion() const { return wrong_after_completion_; }
+
+    // Completes and frees everything, leaving every slot null; one call then sees the array all
+    // null, so the engine forgets its cursor.
+    void clear() {
+        for (int i = 0; i < size(); i++) {
+            MPI_Request& r = reqs_[static_cast<size_t>(i)];
+            switch (kind(i)) {
+                case Kind::Null: break;
+                case Kind::GreqPending:
+                    GreqFactory::complete(*greqs_.live(r));
+                    MPI_Wait(&r, MPI_STATUS_IGNORE);
+                    break;
+                case Kind::RecvPending:
+                    MPI_Cancel(&r);
+                    MPI_Wait(&r, MPI_STATUS_IGNORE);
+                    break;
+                case Kind::PersistPending:
+                    MPI_Cancel(&r);
+                    MPI_Wait(&r, MPI_STATUS_IGNORE);
+                    MPI_Request_free(&r);
+                    break;
+                case Kind::PersistDone:
+                    MPI_Wait(&r, MPI_STATUS_IGNORE);
+                    MPI_Request_free(&r);
+                    break;
+                case Kind::PersistInactive: MPI_Request_free(&r); break;
+                default: MPI_Wait(&r, MPI_STATUS_IGNORE); break;
+            }
+            kinds_[static_cast<size_t>(i)] = Kind::Null;
+        }
+        for (auto& s : sends_) {
+            MPI_Wait(&s, MPI_STATUS_IGNORE);
+        }
+        sends_.clear();
+        int index = 0, flag = 0;
+        MPI_Testany(size(), data(), &index, &flag, MPI_STATUS_IGNORE);
+    }
+
+private:
+    void send(int tag, int count) {
+        static const int payload[2] = {7, 8};
+        sends_.emplace_back(MPI_REQUEST_NULL);
+        MPI_Isend(payload, count, MPI_INT, 0, tag, MPI_COMM_SELF, &sends_.back());
+    }
+
+    std::vector<MPI_Request> reqs_;
+    std::vector<Kind> kinds_;
+    std::vector<std::array<int, 2>> bufs_;
+    std::vector<MPI_Request> sends_;
+    GreqFactory greqs_;
+    int next_tag_ = 100;
+    int wrong_after_completion_ = 0;
+};
+
+// MPI_ERRORS_RETURN on MPI_COMM_SELF and MPI_COMM_WORLD for the scope (the array forms raise
+// their errors on the latter).
+class ErrorsReturn {
+public:
+    ErrorsReturn() {
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    }
+    ~ErrorsReturn() {
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    }
+    ErrorsReturn(const ErrorsReturn&) = delete;
+    ErrorsReturn& operator=(const ErrorsReturn&) = delete;
+};
+
+}  // namespace reqtest

@@ -1,0 +1,129 @@
+// What the get_status forms and their destructive twins do with a generalized request's
+// callbacks: query_fn once per reporting call, poll_fn called so a class request progresses,
+// and never MPI_STATUSES_IGNORE handed to a callback as if it were an array.
+#include <catch2/catch.hpp>
+
+#include <vector>
+
+#include "grequest_support.hpp"
+#include "mpi_test_support.hpp"
+#include "request_mix.hpp"
+
+using namespace reqtest;
+
+TEST_CASE("query_fn is called once per reporting get_status call") {
+    GreqFactory greqs;
+    std::vector<MPI_Request> reqs = {MPI_REQUEST_NULL, greqs.start(5)};
+    GreqState& g = greqs.last();
+    int flag = -1, index = -1, outcount = -1;
+    std::vector<int> indices(2, -1);
+    auto st = poisoned_statuses(2);
+
+    MPI_Request_get_status_all(2, reqs.data(), &flag, st.data());
+    CHECK(flag == 1);
+    CHECK(st[1].MPI_TAG == 5);
+    CHECK(g.queries == 1);
+    MPI_Request_get_status_all(2, reqs.data(), &flag, MPI_STATUSES_IGNORE);
+    CHECK(g.queries == 2);
+    MPI_Request_get_status_any(2, reqs.data(), &index, &flag, &st[0]);
+    CHECK(index == 1);
+    CHECK(st[0].MPI_TAG == 5);
+    CHECK(g.queries == 3);
+    MPI_Request_get_status_some(2, reqs.data(), &outcount, indices.data(), st.data());
+    CHECK(outcount == 1);
+    CHECK(g.queries == 4);
+    MPI_Request_get_status_some(2, reqs.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
+    CHECK(g.queries == 5);
+    CHECK(g.frees == 0);
+    CHECK(reqs[1] != MPI_REQUEST_NULL);
+
+    MPI_Wait(&reqs[1], MPI_STATUS_IGNORE);
+    CHECK(g.frees == 1);
+}
+
+TEST_CASE("an error from query_fn reaches the get_status_all caller, query_fn called once") {
+    ErrorsReturn errors_return;
+    GreqFactory greqs;
+    std::vector<MPI_Request> reqs = {greqs.start(1), greqs.start(2, true, MPI_ERR_OTHER)};
+    auto st = poisoned_statuses(2);
+    int flag = -1;
+    const int rc = MPI_Request_get_status_all(2, reqs.data(), &flag, st.data());
+    CHECK(error_class(rc) == MPI_ERR_IN_STATUS);
+    CHECK(flag == 1);
+    CHECK(st[0].MPI_ERROR == MPI_SUCCESS);
+    CHECK(error_class(st[1].MPI_ERROR) == MPI_ERR_OTHER);
+    CHECK(st[1].MPI_TAG == 2);
+    CHECK(greqs.at(0).queries == 1);
+    CHECK(greqs.at(1).queries == 1);
+    for (auto& r : reqs) {
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+}
+
+TEST_CASE("poll_fn is called, so a class request completes inside get_status_*") {
+    GreqFactory greqs;
+    int flag = -1, index = -1, outcount = -1;
+
+    SECTION("get_status_any") {
+        MPI_Request req = greqs.start_polled(11);
+        MPI_Status st = poisoned_status();
+        MPI_Request_get_status_any(1, &req, &index, &flag, &st);
+        CHECK(flag == 1);
+        CHECK(index == 0);
+        CHECK(st.MPI_TAG == 11);
+        CHECK(greqs.last().polls == 1);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+    SECTION("get_status_all") {
+        MPI_Request req = greqs.start_polled(12);
+        MPI_Request_get_status_all(1, &req, &flag, MPI_STATUSES_IGNORE);
+        CHECK(flag == 1);
+        CHECK(greqs.last().polls == 1);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+    SECTION("get_status_some") {
+        MPI_Request req = greqs.start_polled(13);
+        MPI_Status st = poisoned_status();
+        MPI_Request_get_status_some(1, &req, &outcount, &index, &st);
+        CHECK(outcount == 1);
+        CHECK(index == 0);
+        CHECK(st.MPI_TAG == 13);
+        CHECK(greqs.last().polls == 1);
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+    CHECK(greqs.last().frees == 1);
+}
+
+TEST_CASE("MPI_STATUSES_IGNORE is never handed to poll_fn as an array") {
+    constexpr int n = 3;
+    GreqFactory greqs;
+    std::vector<MPI_Request> reqs;
+    for (int i = 0; i < n; i++) {
+        reqs.push_back(greqs.start_polled(i));
+    }
+    int flag = -1, outcount = -1;
+    std::vector<int> indices(n, -1);
+
+    SECTION("MPI_Testall") { MPI_Testall(n, reqs.data(), &flag, MPI_STATUSES_IGNORE); }
+    SECTION("MPI_Testsome") {
+        MPI_Testsome(n, reqs.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
+    }
+    SECTION("MPI_Waitsome") {
+        MPI_Waitsome(n, reqs.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
+    }
+    SECTION("MPI_Request_get_status_all") {
+        MPI_Request_get_status_all(n, reqs.data(), &flag, MPI_STATUSES_IGNORE);
+    }
+    SECTION("MPI_Request_get_status_some") {
+        MPI_Request_get_status_some(n, reqs.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
+    }
+    for (int i = 0; i < n; i++) {
+        INFO("request " << i);
+        CHECK(greqs.at(static_cast<size_t>(i)).polls == 1);
+        CHECK(greqs.at(static_cast<size_t>(i)).last_poll_status == MPI_STATUS_IGNORE);
+    }
+    MPI_Waitall(n, reqs.data(), MPI_STATUSES_IGNORE);
+    for (int i = 0; i < n; i++) {
+        CHECK(greqs.at(static_cast<size_t>(i)).frees == 1);
+    }
+}
