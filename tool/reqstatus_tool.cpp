@@ -1,0 +1,133 @@
+// A PMPI tool that sees every request the application completes through MPI_Testany, Waitany,
+// Testsome, Waitsome, Testall and Waitall, without changing what the application sees: the
+// pattern of figures 4 and 5 of Williams, Hermanns, Jenke (EuroMPI 2023). Each wrapper asks the
+// non-destructive MPI_Request_get_status_* form first (the same progress, the same fairness
+// cursor, the same answer as the destructive form), records which request completed with which
+// status, then completes exactly those requests with PMPI_Test.
+#include <mpi.h>
+
+#include <vector>
+
+#include "completion_log.hpp"
+
+using reqstatus_tool::record;
+
+namespace {
+
+// Completes a request get_status reported complete; the status the application gets is the one
+// MPI_Test writes, which is the one the destructive array form would have written.
+void complete_reported(MPI_Request* request, MPI_Status* status) {
+    int done = 0;
+    PMPI_Test(request, &done, status);
+}
+
+int error_class_of(int code) {
+    int cls = MPI_SUCCESS;
+    PMPI_Error_class(code, &cls);
+    return cls;
+}
+
+int testany(const char* call, int count, MPI_Request reqs[], int* indx, int* flag,
+            MPI_Status* status) {
+    MPI_Status local;
+    MPI_Status* seen = (status == MPI_STATUS_IGNORE) ? &local : status;
+    const int rc = PMPI_Request_get_status_any(count, reqs, indx, flag, seen);
+    if (*flag && *indx != MPI_UNDEFINED) {
+        record(call, *indx, *seen, rc);
+        complete_reported(&reqs[*indx], status);
+    }
+    return rc;
+}
+
+int testsome(const char* call, int incount, MPI_Request reqs[], int* outcount, int indices[],
+             MPI_Status statuses[]) {
+    std::vector<MPI_Status> local;
+    MPI_Status* seen = statuses;
+    if (statuses == MPI_STATUSES_IGNORE) {
+        local.resize(static_cast<size_t>(incount));
+        seen = local.data();
+    }
+    const int rc = PMPI_Request_get_status_some(incount, reqs, outcount, indices, seen);
+    if (*outcount != MPI_UNDEFINED) {
+        for (int j = 0; j < *outcount; j++) {
+            record(call, indices[j], seen[j], rc);
+        }
+        for (int j = 0; j < *outcount; j++) {
+            complete_reported(&reqs[indices[j]], MPI_STATUS_IGNORE);
+        }
+    }
+    return rc;
+}
+
+// MPI_Testall completes every request when all are complete, and the complete ones when one of
+// them failed (MPI_ERR_IN_STATUS; the pending ones have MPI_ERR_PENDING in their status).
+int testall(const char* call, int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
+    std::vector<MPI_Status> local;
+    MPI_Status* seen = statuses;
+    if (statuses == MPI_STATUSES_IGNORE) {
+        local.resize(static_cast<size_t>(count));
+        seen = local.data();
+    }
+    const int rc = PMPI_Request_get_status_all(count, reqs, flag, seen);
+    const bool in_status = rc != MPI_SUCCESS && error_class_of(rc) == MPI_ERR_IN_STATUS;
+    if (!*flag && !in_status) {
+        return rc;
+    }
+    for (int i = 0; i < count; i++) {
+        if (reqs[i] == MPI_REQUEST_NULL || (in_status && seen[i].MPI_ERROR == MPI_ERR_PENDING)) {
+            continue;
+        }
+        record(call, i, seen[i], rc);
+        complete_reported(&reqs[i], MPI_STATUS_IGNORE);
+    }
+    return rc;
+}
+
+}  // namespace
+
+extern "C" {
+
+int MPI_Testany(int count, MPI_Request reqs[], int* indx, int* flag, MPI_Status* status) {
+    return testany("MPI_Testany", count, reqs, indx, flag, status);
+}
+
+int MPI_Waitany(int count, MPI_Request reqs[], int* indx, MPI_Status* status) {
+    int flag = 0, rc = MPI_SUCCESS;
+    do {
+        rc = testany("MPI_Waitany", count, reqs, indx, &flag, status);
+    } while (!flag && rc == MPI_SUCCESS);
+    return rc;
+}
+
+int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
+                 MPI_Status statuses[]) {
+    return testsome("MPI_Testsome", incount, reqs, outcount, indices, statuses);
+}
+
+int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
+                 MPI_Status statuses[]) {
+    int rc = MPI_SUCCESS;
+    do {
+        rc = testsome("MPI_Waitsome", incount, reqs, outcount, indices, statuses);
+    } while (*outcount == 0 && rc == MPI_SUCCESS);
+    return rc;
+}
+
+int MPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
+    return testall("MPI_Testall", count, reqs, flag, statuses);
+}
+
+int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
+    int flag = 0, rc = MPI_SUCCESS;
+    do {
+        rc = testall("MPI_Waitall", count, reqs, &flag, statuses);
+    } while (!flag && rc == MPI_SUCCESS);
+    return rc;
+}
+
+int MPI_Finalize(void) {
+    reqstatus_tool::write_log_if_asked();
+    return PMPI_Finalize();
+}
+
+}  // extern "C"
