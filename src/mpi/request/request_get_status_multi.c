@@ -186,7 +186,6 @@ int MPIR_Request_get_status_any_impl(int count, const MPI_Request array_of_reque
     int n_null;
     int first_pending = count;
     int last_disabled_anysource = -1;
-    int found = MPI_UNDEFINED;  /* position in scan order */
     int start;
 
     *flag = FALSE;
@@ -201,47 +200,50 @@ int MPIR_Request_get_status_any_impl(int count, const MPI_Request array_of_reque
         goto fn_exit;
     }
 
-    /* from here on request_ptrs[k] is the request of array index
-     * MPIR_Request_scan_index(k, start, count) */
+    /* the scan visits index MPIR_Request_scan_index(k, start, count) at its k-th step */
     start = MPIR_Request_scan_begin(array_of_requests, request_ptrs, count);
 
     /* As MPI_Testany: a request that is already complete is reported without progress;
      * complete but inactive (persistent) requests are skipped. */
     for (int k = 0; k < count; k++) {
-        MPIR_Request *req = request_ptrs[k];
+        int i = MPIR_Request_scan_index(k, start, count);
+        MPIR_Request *req = request_ptrs[i];
 
         if (req == NULL) {
             continue;
         }
         if (unlikely(MPIR_Request_is_anysrc_mismatched(req))) {
-            last_disabled_anysource = k;
+            last_disabled_anysource = i;
         }
         if (MPIR_Request_is_complete(req)) {
             if (MPIR_Request_is_active(req)) {
-                found = k;
+                *indx = i;
                 *flag = TRUE;
                 break;
             }
-            request_ptrs[k] = NULL;
+            request_ptrs[i] = NULL;
         } else if (first_pending == count) {
             first_pending = k;
         }
     }
 
-    if (found == MPI_UNDEFINED) {
+    if (*indx == MPI_UNDEFINED) {
+        int found;
+        /* the device scans in array order: hand it the pointers in scan order */
+        MPIR_Request_scan_rotate(request_ptrs, count, start);
         mpi_errno = MPID_Testany(count - first_pending, &request_ptrs[first_pending], &found, flag,
                                  status);
+        MPIR_Request_scan_rotate(request_ptrs, count, start ? count - start : 0);
         MPIR_ERR_CHECK(mpi_errno);
         if (found != MPI_UNDEFINED) {
-            found += first_pending;
+            *indx = MPIR_Request_scan_index(found + first_pending, start, count);
         }
     }
 
-    if (found != MPI_UNDEFINED) {
-        *indx = MPIR_Request_scan_index(found, start, count);
-        MPIR_Request_scan_reported(array_of_requests, count, *indx, request_ptrs[found]);
+    if (*indx != MPI_UNDEFINED) {
+        MPIR_Request_scan_reported(array_of_requests, count, *indx, request_ptrs[*indx]);
         /* the request's own error, as MPI_Testany returns it */
-        mpi_errno = MPIR_Request_status_peek(request_ptrs[found], status);
+        mpi_errno = MPIR_Request_status_peek(request_ptrs[*indx], status);
         MPIR_ERR_CHECK(mpi_errno);
     } else if (*flag) {
         /* no active request */
@@ -280,18 +282,17 @@ int MPIR_Request_get_status_some_impl(int incount, const MPI_Request array_of_re
         goto fn_exit;
     }
 
-    /* from here on request_ptrs[k] is the request of array index
-     * MPIR_Request_scan_index(k, start, incount) */
+    /* where the fairness cursor stands: the order the complete requests are reported in */
     start = MPIR_Request_scan_begin(array_of_requests, request_ptrs, incount);
 
     if (unlikely(MPIR_CVAR_ENABLE_FT)) {
-        for (int k = 0; k < incount; k++) {
-            if (request_ptrs[k] != NULL && MPIR_Request_is_anysrc_mismatched(request_ptrs[k])) {
+        for (int i = 0; i < incount; i++) {
+            if (request_ptrs[i] != NULL && MPIR_Request_is_anysrc_mismatched(request_ptrs[i])) {
                 int rc = MPI_SUCCESS;
                 MPIR_ERR_SET(rc, MPIX_ERR_PROC_FAILED_PENDING, "**failure_pending");
                 if (!ignoring_status) {
                     /* where MPI_Testsome writes it: at the array index */
-                    array_of_statuses[MPIR_Request_scan_index(k, start, incount)].MPI_ERROR = rc;
+                    array_of_statuses[i].MPI_ERROR = rc;
                 }
                 mpi_errno = MPI_ERR_IN_STATUS;
             }
@@ -310,11 +311,10 @@ int MPIR_Request_get_status_some_impl(int incount, const MPI_Request array_of_re
         MPIR_Request_scan_forget(array_of_requests, incount);
         goto fn_exit;
     }
+    MPIR_Request_scan_order(array_of_indices, *outcount, start);
     if (*outcount > 0) {
         int last = array_of_indices[*outcount - 1];
-        MPIR_Request_scan_reported(array_of_requests, incount,
-                                   MPIR_Request_scan_index(last, start, incount),
-                                   request_ptrs[last]);
+        MPIR_Request_scan_reported(array_of_requests, incount, last, request_ptrs[last]);
     }
 
     /* As MPI_Testsome: the status of each reported request; MPI_ERROR is written only
@@ -338,9 +338,6 @@ int MPIR_Request_get_status_some_impl(int incount, const MPI_Request array_of_re
                 array_of_statuses[j].MPI_ERROR = MPI_SUCCESS;
             }
         }
-    }
-    for (int j = 0; j < *outcount; j++) {
-        array_of_indices[j] = MPIR_Request_scan_index(array_of_indices[j], start, incount);
     }
 
   fn_exit:

@@ -134,6 +134,15 @@ static void reverse_ptrs(MPIR_Request * ptrs[], int lo, int hi)
     }
 }
 
+static void reverse_ints(int a[], int lo, int hi)
+{
+    for (hi--; lo < hi; lo++, hi--) {
+        int tmp = a[lo];
+        a[lo] = a[hi];
+        a[hi] = tmp;
+    }
+}
+
 int MPIR_Request_scan_begin(const MPI_Request array_of_requests[], MPIR_Request * request_ptrs[],
                             int count)
 {
@@ -159,14 +168,36 @@ int MPIR_Request_scan_begin(const MPI_Request array_of_requests[], MPIR_Request 
         start = c->start;
     }
     cursors_unlock();
+    return start;
+}
 
-    if (start > 0) {
-        /* rotate left by start: request_ptrs[k] becomes the old request_ptrs[start + k] */
+/* Rotates left by start: request_ptrs[k] becomes the old request_ptrs[start + k], the k-th
+ * request of the scan; rotating by count - start undoes it. */
+void MPIR_Request_scan_rotate(MPIR_Request * request_ptrs[], int count, int start)
+{
+    if (start > 0 && start < count) {
         reverse_ptrs(request_ptrs, 0, start);
         reverse_ptrs(request_ptrs, start, count);
         reverse_ptrs(request_ptrs, 0, count);
     }
-    return start;
+}
+
+/* Puts ascending indices in scan order: those from start on first. */
+void MPIR_Request_scan_order(int array_of_indices[], int outcount, int start)
+{
+    int first = 0;
+
+    if (start == 0) {
+        return;
+    }
+    while (first < outcount && array_of_indices[first] < start) {
+        first++;
+    }
+    if (first > 0 && first < outcount) {
+        reverse_ints(array_of_indices, 0, first);
+        reverse_ints(array_of_indices, first, outcount);
+        reverse_ints(array_of_indices, 0, outcount);
+    }
 }
 
 void MPIR_Request_scan_served(const MPI_Request array_of_requests[], int count, int indx)
