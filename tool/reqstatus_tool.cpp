@@ -20,6 +20,16 @@ namespace {
 // array form would have written.
 void complete_reported(MPI_Request* request, MPI_Status* status) { PMPI_Wait(request, status); }
 
+// Statuses for the calls whose caller passed MPI_STATUSES_IGNORE: the tool needs them. One
+// buffer per thread, grown as needed, never cleared (get_status writes what is read).
+MPI_Status* scratch_statuses(int n) {
+    thread_local std::vector<MPI_Status> buffer;
+    if (buffer.size() < static_cast<size_t>(n)) {
+        buffer.resize(static_cast<size_t>(n));
+    }
+    return buffer.data();
+}
+
 int error_class_of(int code) {
     int cls = MPI_SUCCESS;
     PMPI_Error_class(code, &cls);
@@ -40,12 +50,7 @@ int testany(const char* call, int count, MPI_Request reqs[], int* indx, int* fla
 
 int testsome(const char* call, int incount, MPI_Request reqs[], int* outcount, int indices[],
              MPI_Status statuses[]) {
-    std::vector<MPI_Status> local;
-    MPI_Status* seen = statuses;
-    if (statuses == MPI_STATUSES_IGNORE) {
-        local.resize(static_cast<size_t>(incount));
-        seen = local.data();
-    }
+    MPI_Status* seen = (statuses == MPI_STATUSES_IGNORE) ? scratch_statuses(incount) : statuses;
     const int rc = PMPI_Request_get_status_some(incount, reqs, outcount, indices, seen);
     if (*outcount != MPI_UNDEFINED) {
         for (int j = 0; j < *outcount; j++) {
@@ -61,12 +66,7 @@ int testsome(const char* call, int incount, MPI_Request reqs[], int* outcount, i
 // MPI_Testall completes every request when all are complete, and the complete ones when one of
 // them failed (MPI_ERR_IN_STATUS; the pending ones have MPI_ERR_PENDING in their status).
 int testall(const char* call, int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
-    std::vector<MPI_Status> local;
-    MPI_Status* seen = statuses;
-    if (statuses == MPI_STATUSES_IGNORE) {
-        local.resize(static_cast<size_t>(count));
-        seen = local.data();
-    }
+    MPI_Status* seen = (statuses == MPI_STATUSES_IGNORE) ? scratch_statuses(count) : statuses;
     const int rc = PMPI_Request_get_status_all(count, reqs, flag, seen);
     const bool in_status = rc != MPI_SUCCESS && error_class_of(rc) == MPI_ERR_IN_STATUS;
     if (!*flag && !in_status) {
