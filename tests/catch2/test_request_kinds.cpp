@@ -175,3 +175,62 @@ TEST_CASE("an error returned by query_fn reaches the caller") {
     CHECK(state.free_calls == 1);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
+
+TEST_CASE("a partitioned receive stays active after being reported; MPI_Wait gets its status") {
+    constexpr int partitions = 4, per_partition = 2, tag = 31;
+    const int rank = world_rank();
+    if (rank > 1) {
+        return;  // ranks 0 and 1 only
+    }
+    std::array<int, partitions * per_partition> buf{};
+    MPI_Request req = MPI_REQUEST_NULL;
+    if (rank == 0) {
+        MPI_Psend_init(buf.data(), partitions, per_partition, MPI_INT, 1, tag, MPI_COMM_WORLD,
+                       MPI_INFO_NULL, &req);
+    } else {
+        MPI_Precv_init(buf.data(), partitions, per_partition, MPI_INT, 0, tag, MPI_COMM_WORLD,
+                       MPI_INFO_NULL, &req);
+    }
+    const MPI_Request handle = req;
+    for (int round = 0; round < 2; round++) {
+        INFO("round " << round);
+        if (rank == 0) {
+            for (int i = 0; i < partitions * per_partition; i++) {
+                buf[static_cast<size_t>(i)] = 100 * round + i;
+            }
+        }
+        MPI_Start(&req);
+        if (rank == 0) {
+            MPI_Pready_range(0, partitions - 1, req);
+        }
+        int flag = 0, index = -1;
+        MPI_Status st = poisoned_status();
+        REQUIRE(poll_until([&] {
+            MPI_Request_get_status_any(1, &req, &index, &flag, &st);
+            return flag != 0;
+        }));
+        CHECK(index == 0);
+        CHECK(req == handle);
+        MPI_Status again = poisoned_status();
+        MPI_Request_get_status_all(1, &req, &flag, &again);
+        CHECK(flag == 1);
+        MPI_Status w = poisoned_status();
+        MPI_Wait(&req, &w);
+        CHECK(req == handle);
+        if (rank == 1) {
+            CHECK(st.MPI_SOURCE == 0);
+            CHECK(st.MPI_TAG == tag);
+            CHECK(count_of(st, MPI_INT) == partitions * per_partition);
+            CHECK(again.MPI_TAG == tag);
+            CHECK(w.MPI_SOURCE == 0);
+            CHECK(w.MPI_TAG == tag);
+            CHECK(count_of(w, MPI_INT) == partitions * per_partition);
+            CHECK(buf[7] == 100 * round + 7);
+        }
+        // inactive now: the any form skips it
+        MPI_Request_get_status_any(1, &req, &index, &flag, MPI_STATUS_IGNORE);
+        CHECK(flag == 1);
+        CHECK(index == MPI_UNDEFINED);
+    }
+    MPI_Request_free(&req);
+}

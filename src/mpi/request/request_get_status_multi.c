@@ -228,7 +228,7 @@ int MPIR_Request_get_status_any_impl(int count, const MPI_Request array_of_reque
     }
 
     if (*indx == MPI_UNDEFINED) {
-        int found;
+        int found = MPI_UNDEFINED;
         /* the device scans in array order: hand it the pointers in scan order */
         MPIR_Request_scan_rotate(request_ptrs, count, start);
         mpi_errno = MPID_Testany(count - first_pending, &request_ptrs[first_pending], &found, flag,
