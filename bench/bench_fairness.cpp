@@ -1,11 +1,12 @@
-// Fairness under a flood: ranks 1..K keep every one of SLOTS receive slots of rank 0 supplied
-// (DEPTH synchronous sends outstanding per slot, MESSAGES per slot in all); rank 0 serves with
-// get_status_any + MPI_Test (or MPI_Testany on stock, which has no get_status_any) and
-// re-posts the slot. Over the first SLOTS * MESSAGES / 2 services (while every slot still has
-// messages coming) it reports Jain's fairness index of the services per slot and the worst wait:
-// the most services between two services of one slot (or from the start, for a slot never
-// served, up to the end of the window).
-// usage: mpiexec -n K+1 bench_fairness SLOTS MESSAGES DEPTH LABEL
+// Fairness under a flood: ranks 1..K send MESSAGES small messages to each of SLOTS receive slots
+// of rank 0 up front (eager: they wait in rank 0's unexpected queue), then a "done" message; once
+// rank 0 has the done message of every sender (messages from one sender arrive in order), every
+// slot has a message ready whenever it is re-posted: a flood. Rank 0 serves with get_status_any +
+// MPI_Test (MPI_Testany on stock, which has no get_status_any) and re-posts the slot. Over the
+// first SLOTS * MESSAGES / 2 services (every slot still has messages waiting) it reports Jain's
+// fairness index of the services per slot and the worst wait: the most services a ready slot
+// waited between two of its services (or from the start, or until the end of the window).
+// usage: mpiexec -n K+1 bench_fairness SLOTS MESSAGES LABEL
 // prints: fairness <build> <label> <slots> <services> <jain> <worst wait> <services per slot...>
 #include <mpi.h>
 
@@ -19,36 +20,22 @@
 
 namespace {
 
-void feed(int rank, int size, int slots, int messages, int depth) {
-    std::vector<int> mine;
-    for (int s = 0; s < slots; s++) {
-        if (1 + s % (size - 1) == rank) {
-            mine.push_back(s);
-        }
-    }
-    const size_t n = mine.size() * static_cast<size_t>(depth);
-    std::vector<MPI_Request> reqs(n, MPI_REQUEST_NULL);
-    std::vector<int> sent(mine.size(), 0);
+constexpr int kDoneTag = 1 << 20;
+
+void feed(int rank, int size, int slots, int messages) {
+    std::vector<MPI_Request> reqs;
     int payload = rank;
-    for (size_t k = 0; k < n; k++) {
-        const size_t m = k / static_cast<size_t>(depth);
-        if (sent[m] < messages) {
-            MPI_Issend(&payload, 1, MPI_INT, 0, mine[m], MPI_COMM_WORLD, &reqs[k]);
-            sent[m]++;
+    for (int s = 0; s < slots; s++) {
+        if (1 + s % (size - 1) != rank) {
+            continue;
+        }
+        for (int m = 0; m < messages; m++) {
+            reqs.emplace_back(MPI_REQUEST_NULL);
+            MPI_Isend(&payload, 1, MPI_INT, 0, s, MPI_COMM_WORLD, &reqs.back());
         }
     }
-    for (;;) {
-        int k = MPI_UNDEFINED;
-        MPI_Waitany(static_cast<int>(n), reqs.data(), &k, MPI_STATUS_IGNORE);
-        if (k == MPI_UNDEFINED) {
-            break;
-        }
-        const size_t m = static_cast<size_t>(k) / static_cast<size_t>(depth);
-        if (sent[m] < messages) {
-            MPI_Issend(&payload, 1, MPI_INT, 0, mine[m], MPI_COMM_WORLD, &reqs[static_cast<size_t>(k)]);
-            sent[m]++;
-        }
-    }
+    MPI_Send(&payload, 1, MPI_INT, 0, kDoneTag, MPI_COMM_WORLD);
+    MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
 }
 
 int serve_one(std::vector<MPI_Request>& reqs) {
@@ -75,13 +62,12 @@ int main(int argc, char* argv[]) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     const int slots = argc > 1 ? std::atoi(argv[1]) : 8;
     const int messages = argc > 2 ? std::atoi(argv[2]) : 100;
-    const int depth = argc > 3 ? std::atoi(argv[3]) : 4;
-    const std::string label = argc > 4 ? argv[4] : "default";
+    const std::string label = argc > 3 ? argv[3] : "default";
     if (size < 2) {
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     if (rank > 0) {
-        feed(rank, size, slots, messages, depth);
+        feed(rank, size, slots, messages);
         MPI_Finalize();
         return 0;
     }
@@ -90,6 +76,10 @@ int main(int argc, char* argv[]) {
     std::vector<int> received(static_cast<size_t>(slots), 0);
     for (int s = 0; s < slots; s++) {
         MPI_Irecv(&bufs[static_cast<size_t>(s)], 1, MPI_INT, MPI_ANY_SOURCE, s, MPI_COMM_WORLD, &reqs[static_cast<size_t>(s)]);
+    }
+    for (int k = 1; k < size; k++) {
+        int done = 0;
+        MPI_Recv(&done, 1, MPI_INT, k, kDoneTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
     const long window = static_cast<long>(slots) * messages / 2;
     std::vector<long> served(static_cast<size_t>(slots), 0), last(static_cast<size_t>(slots), 0);
