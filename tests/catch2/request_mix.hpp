@@ -190,20 +190,4 @@ private:
     int wrong_after_completion_ = 0;
 };
 
-// MPI_ERRORS_RETURN on MPI_COMM_SELF and MPI_COMM_WORLD for the scope (the array forms raise
-// their errors on the latter).
-class ErrorsReturn {
-public:
-    ErrorsReturn() {
-        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    }
-    ~ErrorsReturn() {
-        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-    }
-    ErrorsReturn(const ErrorsReturn&) = delete;
-    ErrorsReturn& operator=(const ErrorsReturn&) = delete;
-};
-
 }  // namespace reqtest
