@@ -20,6 +20,23 @@ namespace {
 // array form would have written.
 void complete_reported(MPI_Request* request, MPI_Status* status) { PMPI_Wait(request, status); }
 
+// Completes the n requests reqs[indices[j]], all reported complete, with one PMPI_Waitall on a
+// compacted copy of their handles (it returns at once, as they are complete, and costs one call
+// instead of n), then puts back what MPI_Waitall leaves in each handle (MPI_REQUEST_NULL, or the
+// persistent request). Only when none failed: on a failed request MPICH's MPI_Waitall stops and
+// leaves the others pending.
+void complete_all_reported(MPI_Request reqs[], const int indices[], int n) {
+    thread_local std::vector<MPI_Request> handles;
+    handles.resize(static_cast<size_t>(n));
+    for (int j = 0; j < n; j++) {
+        handles[static_cast<size_t>(j)] = reqs[indices[j]];
+    }
+    PMPI_Waitall(n, handles.data(), MPI_STATUSES_IGNORE);
+    for (int j = 0; j < n; j++) {
+        reqs[indices[j]] = handles[static_cast<size_t>(j)];
+    }
+}
+
 // Statuses for the calls whose caller passed MPI_STATUSES_IGNORE: the tool needs them. One
 // buffer per thread, grown as needed, never cleared (get_status writes what is read).
 MPI_Status* scratch_statuses(int n) {
@@ -52,12 +69,16 @@ int testsome(const char* call, int incount, MPI_Request reqs[], int* outcount, i
              MPI_Status statuses[]) {
     MPI_Status* seen = (statuses == MPI_STATUSES_IGNORE) ? scratch_statuses(incount) : statuses;
     const int rc = PMPI_Request_get_status_some(incount, reqs, outcount, indices, seen);
-    if (*outcount != MPI_UNDEFINED) {
+    if (*outcount != MPI_UNDEFINED && *outcount > 0) {
         for (int j = 0; j < *outcount; j++) {
             record(call, indices[j], seen[j], rc);
         }
-        for (int j = 0; j < *outcount; j++) {
-            complete_reported(&reqs[indices[j]], MPI_STATUS_IGNORE);
+        if (rc == MPI_SUCCESS) {
+            complete_all_reported(reqs, indices, *outcount);
+        } else {
+            for (int j = 0; j < *outcount; j++) {
+                complete_reported(&reqs[indices[j]], MPI_STATUS_IGNORE);
+            }
         }
     }
     return rc;
@@ -70,6 +91,15 @@ int testall(const char* call, int count, MPI_Request reqs[], int* flag, MPI_Stat
     const int rc = PMPI_Request_get_status_all(count, reqs, flag, seen);
     const bool in_status = rc != MPI_SUCCESS && error_class_of(rc) == MPI_ERR_IN_STATUS;
     if (!*flag && !in_status) {
+        return rc;
+    }
+    if (rc == MPI_SUCCESS) {
+        for (int i = 0; i < count; i++) {
+            if (reqs[i] != MPI_REQUEST_NULL) {
+                record(call, i, seen[i], rc);
+            }
+        }
+        PMPI_Waitall(count, reqs, MPI_STATUSES_IGNORE);  // all complete: returns at once
         return rc;
     }
     for (int i = 0; i < count; i++) {
