@@ -168,7 +168,7 @@ int MPIR_Request_get_status_any_impl(int count, const MPI_Request array_of_reque
                                      MPI_Status * status)
 {
     int mpi_errno = MPI_SUCCESS;
-    int n_null;
+    int n_null = 0;
     int first_pending = count;
     int last_disabled_anysource = -1;
     int start;
@@ -176,25 +176,19 @@ int MPIR_Request_get_status_any_impl(int count, const MPI_Request array_of_reque
     *flag = FALSE;
     *indx = MPI_UNDEFINED;
 
-    mpi_errno = prepare_request_ptrs(count, array_of_requests, request_ptrs, &n_null);
-    MPIR_ERR_CHECK(mpi_errno);
-    if (n_null == count) {
-        *flag = TRUE;
-        set_empty_status(status);
-        MPIR_Request_scan_forget(array_of_requests, count);
-        goto fn_exit;
-    }
-
     /* the scan visits index MPIR_Request_scan_index(k, start, count) at its k-th step */
     start = MPIR_Request_scan_begin(array_of_requests, request_ptrs, count);
 
     /* As MPI_Testany: a request that is already complete is reported without progress;
-     * complete but inactive (persistent) requests are skipped. */
+     * complete but inactive (persistent) requests are skipped.  Null handles are counted on
+     * the way: only a scan that finds nothing complete needs their number, and it sees all. */
     for (int k = 0; k < count; k++) {
         int i = MPIR_Request_scan_index(k, start, count);
         MPIR_Request *req = request_ptrs[i];
 
-        if (req == NULL) {
+        if (array_of_requests[i] == MPI_REQUEST_NULL) {
+            request_ptrs[i] = NULL;
+            n_null++;
             continue;
         }
         if (unlikely(MPIR_Request_is_anysrc_mismatched(req))) {
@@ -210,6 +204,13 @@ int MPIR_Request_get_status_any_impl(int count, const MPI_Request array_of_reque
         } else if (first_pending == count) {
             first_pending = k;
         }
+    }
+
+    if (*indx == MPI_UNDEFINED && n_null == count) {
+        *flag = TRUE;
+        set_empty_status(status);
+        MPIR_Request_scan_forget(array_of_requests, count);
+        goto fn_exit;
     }
 
     if (*indx == MPI_UNDEFINED) {
