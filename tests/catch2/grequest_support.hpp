@@ -10,6 +10,8 @@ namespace reqtest {
 
 struct GreqState {
     int tag = 0;                     // the MPI_TAG query_fn reports
+    int source = MPI_UNDEFINED;      // ... its MPI_SOURCE
+    int bytes = 0;                   // ... its count of MPI_BYTE
     int query_error = MPI_SUCCESS;   // what query_fn returns
     bool complete_on_poll = false;   // poll_fn completes the request
     bool completed = false;          // MPI_Grequest_complete was called
@@ -23,9 +25,9 @@ struct GreqState {
 inline int counting_query(void* extra, MPI_Status* status) {
     auto* g = static_cast<GreqState*>(extra);
     g->queries++;
-    MPI_Status_set_elements(status, MPI_BYTE, 0);
+    MPI_Status_set_elements(status, MPI_BYTE, g->bytes);
     MPI_Status_set_cancelled(status, 0);
-    status->MPI_SOURCE = MPI_UNDEFINED;
+    status->MPI_SOURCE = g->source;
     status->MPI_TAG = g->tag;
     return g->query_error;
 }

@@ -4,6 +4,7 @@
 
 #include <array>
 
+#include "grequest_support.hpp"
 #include "mpi_test_support.hpp"
 
 using namespace reqtest;
@@ -83,42 +84,28 @@ TEST_CASE("a persistent collective stays active after being reported, and restar
 
 namespace {
 
-struct GreqState {
-    int query_calls = 0;
-    int free_calls = 0;
-    int query_error = MPI_SUCCESS;
-};
-
-int greq_query(void* extra, MPI_Status* status) {
-    auto* s = static_cast<GreqState*>(extra);
-    s->query_calls++;
-    MPI_Status_set_elements(status, MPI_BYTE, 5);
-    MPI_Status_set_cancelled(status, 0);
-    status->MPI_SOURCE = 3;
-    status->MPI_TAG = 17;
-    return s->query_error;
+// A pending generalized request whose query_fn reports source 3, tag 17, 5 bytes.
+GreqState& start_pending(GreqFactory& greqs, MPI_Request& req, int query_error = MPI_SUCCESS) {
+    req = greqs.start(17, false, query_error);
+    GreqState& g = greqs.last();
+    g.source = 3;
+    g.bytes = 5;
+    return g;
 }
-
-int greq_free(void* extra) {
-    static_cast<GreqState*>(extra)->free_calls++;
-    return MPI_SUCCESS;
-}
-
-int greq_cancel(void*, int) { return MPI_SUCCESS; }
 
 }  // namespace
 
 TEST_CASE("a generalized request: its status comes from query_fn, it is freed only by a wait") {
-    GreqState state;
+    GreqFactory greqs;
     MPI_Request req = MPI_REQUEST_NULL;
-    MPI_Grequest_start(greq_query, greq_free, greq_cancel, &state, &req);
+    GreqState& state = start_pending(greqs, req);
 
     int flag = -1, index = -1, outcount = -1, indices[1] = {-1};
     MPI_Request_get_status_any(1, &req, &index, &flag, MPI_STATUS_IGNORE);
     CHECK(flag == 0);
     CHECK(index == MPI_UNDEFINED);
 
-    MPI_Grequest_complete(req);
+    GreqFactory::complete(state);
     MPI_Status st = poisoned_status();
     MPI_Request_get_status_any(1, &req, &index, &flag, &st);
     CHECK(flag == 1);
@@ -126,29 +113,28 @@ TEST_CASE("a generalized request: its status comes from query_fn, it is freed on
     CHECK(st.MPI_SOURCE == 3);
     CHECK(st.MPI_TAG == 17);
     CHECK(count_of(st, MPI_BYTE) == 5);
-    CHECK(state.query_calls == 1);
+    CHECK(state.queries == 1);
 
     MPI_Request_get_status_some(1, &req, &outcount, indices, &st);
     CHECK(outcount == 1);
     CHECK(indices[0] == 0);
-    CHECK(state.query_calls == 2);  // once per call that reports it
-    CHECK(state.free_calls == 0);
+    CHECK(state.queries == 2);  // once per call that reports it
+    CHECK(state.frees == 0);
     CHECK(req != MPI_REQUEST_NULL);
 
     MPI_Status w = poisoned_status();
     MPI_Wait(&req, &w);
     CHECK(w.MPI_TAG == 17);
-    CHECK(state.free_calls == 1);
+    CHECK(state.frees == 1);
     CHECK(req == MPI_REQUEST_NULL);
 }
 
 TEST_CASE("an error returned by query_fn reaches the caller") {
     ErrorsReturn errors_return;
-    GreqState state;
-    state.query_error = MPI_ERR_OTHER;
+    GreqFactory greqs;
     std::array<MPI_Request, 1> reqs{};
-    MPI_Grequest_start(greq_query, greq_free, greq_cancel, &state, &reqs[0]);
-    MPI_Grequest_complete(reqs[0]);
+    GreqState& state = start_pending(greqs, reqs[0], MPI_ERR_OTHER);
+    GreqFactory::complete(state);
 
     int flag = -1, index = -1, outcount = -1, indices[1] = {-1};
     MPI_Status st = poisoned_status();
@@ -168,11 +154,11 @@ TEST_CASE("an error returned by query_fn reaches the caller") {
     CHECK(rc == MPI_ERR_IN_STATUS);
     CHECK(flag == 1);
     CHECK(error_class(st.MPI_ERROR) == MPI_ERR_OTHER);
-    CHECK(state.free_calls == 0);
+    CHECK(state.frees == 0);
 
     rc = MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
     CHECK(error_class(rc) == MPI_ERR_OTHER);
-    CHECK(state.free_calls == 1);
+    CHECK(state.frees == 1);
 }
 
 TEST_CASE("a partitioned receive stays active after being reported; MPI_Wait gets its status") {
