@@ -79,7 +79,8 @@ static void receiver(int size)
         expect(memcmp(saved, reqs, n * sizeof(MPI_Request)) == 0,
                "get_status_* changed the request array");
         expect(outcount == expected, "get_status_some did not report the whole wave");
-        expect(flag && index == idx[0], "get_status_any did not report the first of the set in scan order");
+        expect(flag && index == idx[0],
+               "get_status_any did not report the first of the set in scan order");
 
         MPI_Testsome(n, reqs, &toutcount, tidx, MPI_STATUSES_IGNORE);
         print_indices("MPI_Testsome then completed:      ", toutcount, tidx);
