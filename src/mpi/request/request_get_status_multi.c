@@ -53,8 +53,8 @@ static void set_empty_status(MPI_Status * status)
  * MPI_Message, a request object of kind MPROBE that the generic handle checks let pass, is
  * refused by the binding's own check of each request (MPI_ERR_REQUEST, with the message
  * MPI_Waitall uses), in the pass that already reads every request object. */
-static int prepare_request_ptrs(int count, const MPI_Request array_of_requests[],
-                                MPIR_Request * request_ptrs[], int *n_null)
+static void prepare_request_ptrs(int count, const MPI_Request array_of_requests[],
+                                 MPIR_Request * request_ptrs[], int *n_null)
 {
     *n_null = 0;
     for (int i = 0; i < count; i++) {
@@ -63,7 +63,6 @@ static int prepare_request_ptrs(int count, const MPI_Request array_of_requests[]
             (*n_null)++;
         }
     }
-    return MPI_SUCCESS;
 }
 
 int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_requests[],
@@ -78,8 +77,7 @@ int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_reque
     int *queried_rc = NULL;     /* the error of each generalized request, once queried */
     MPIR_CHKLMEM_DECL(1);
 
-    mpi_errno = prepare_request_ptrs(count, array_of_requests, request_ptrs, &n_null);
-    MPIR_ERR_CHECK(mpi_errno);
+    prepare_request_ptrs(count, array_of_requests, request_ptrs, &n_null);
 
     for (int ii = 0; ii < count; ii += MPIR_CVAR_REQUEST_BATCH_SIZE) {
         int icount = MPL_MIN(count - ii, MPIR_CVAR_REQUEST_BATCH_SIZE);
@@ -260,8 +258,7 @@ int MPIR_Request_get_status_some_impl(int incount, const MPI_Request array_of_re
     int start;
 
     *outcount = 0;
-    mpi_errno = prepare_request_ptrs(incount, array_of_requests, request_ptrs, &n_null);
-    MPIR_ERR_CHECK(mpi_errno);
+    prepare_request_ptrs(incount, array_of_requests, request_ptrs, &n_null);
     if (n_null == incount) {
         *outcount = MPI_UNDEFINED;
         MPIR_Request_scan_forget(array_of_requests, incount);
