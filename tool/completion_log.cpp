@@ -1,15 +1,81 @@
 #include "completion_log.hpp"
 
+#include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <sstream>
+#include <mutex>
+#include <string>
 
 namespace reqstatus_tool {
 
 namespace {
-std::vector<Completion>& log() {
-    static std::vector<Completion> all;
-    return all;
+
+constexpr size_t kFlushBytes = 64 * 1024;
+
+struct LogFile {
+    std::mutex lock;
+    FILE* file = nullptr;
+    bool opened = false;
+};
+
+LogFile& log_file() {
+    static LogFile f;
+    return f;
+}
+
+// The log's prefix, or nullptr when no log was asked for (read once).
+const char* log_prefix() {
+    static const char* const prefix = [] {
+        const char* p = std::getenv("MPI_REQSTATUS_TOOL_LOG");
+        return (p != nullptr && *p != '\0') ? p : nullptr;
+    }();
+    return prefix;
+}
+
+// This rank in MPI_COMM_WORLD, asked at the first record (inside an MPI call), so that a thread
+// flushing at its exit after MPI_Finalize does not call MPI.
+int log_rank() {
+    static const int rank = [] {
+        int r = 0;
+        PMPI_Comm_rank(MPI_COMM_WORLD, &r);
+        return r;
+    }();
+    return rank;
+}
+
+void append_to_file(const std::string& text) {
+    if (text.empty()) {
+        return;
+    }
+    LogFile& f = log_file();
+    std::lock_guard<std::mutex> guard(f.lock);
+    if (!f.opened) {
+        const std::string name = std::string(log_prefix()) + "." + std::to_string(log_rank());
+        f.file = std::fopen(name.c_str(), "w");
+        f.opened = true;
+        if (f.file == nullptr) {
+            std::fprintf(stderr, "reqstatus tool: cannot write %s\n", name.c_str());
+        }
+    }
+    if (f.file != nullptr) {
+        std::fwrite(text.data(), 1, text.size(), f.file);
+        std::fflush(f.file);
+    }
+}
+
+// One per thread: flushed when full, at MPI_Finalize and when the thread exits.
+struct ThreadBuffer {
+    std::string text;
+    ThreadBuffer() { text.reserve(kFlushBytes + 256); }
+    ~ThreadBuffer() { flush(); }
+    void flush() {
+        append_to_file(text);
+        text.clear();
+    }
+};
+
+ThreadBuffer& thread_buffer() {
+    thread_local ThreadBuffer buffer;
+    return buffer;
 }
 
 int error_class_of(int code) {
@@ -19,35 +85,32 @@ int error_class_of(int code) {
     }
     return cls;
 }
+
 }  // namespace
 
-void record(const char* call, int index, const MPI_Status& status, int error) {
-    log().push_back({call, index, status, error});
-}
+const bool logging = log_prefix() != nullptr;
 
-const std::vector<Completion>& completions() { return log(); }
-
-std::string format(const Completion& c) {
+void record_line(const char* call, int index, const MPI_Status& status, int error) {
+    log_rank();
     int count = -1, cancelled = -1;
-    PMPI_Get_count(&c.status, MPI_BYTE, &count);
-    PMPI_Test_cancelled(&c.status, &cancelled);
-    std::ostringstream os;
-    os << c.call << " index " << c.index << " source " << c.status.MPI_SOURCE << " tag "
-       << c.status.MPI_TAG << " bytes " << count << " cancelled " << cancelled
-       << " return class " << error_class_of(c.error);
-    return os.str();
+    PMPI_Get_count(&status, MPI_BYTE, &count);
+    PMPI_Test_cancelled(&status, &cancelled);
+    char line[256];
+    const int n = std::snprintf(line, sizeof line,
+                                "%s index %d source %d tag %d bytes %d cancelled %d return class %d\n",
+                                call, index, status.MPI_SOURCE, status.MPI_TAG, count, cancelled,
+                                error_class_of(error));
+    ThreadBuffer& buffer = thread_buffer();
+    buffer.text.append(line, static_cast<size_t>(n) < sizeof line ? static_cast<size_t>(n)
+                                                                   : sizeof line - 1);
+    if (buffer.text.size() >= kFlushBytes) {
+        buffer.flush();
+    }
 }
 
-void write_log_if_asked() {
-    const char* prefix = std::getenv("MPI_REQSTATUS_TOOL_LOG");
-    if (prefix == nullptr || *prefix == '\0') {
-        return;
-    }
-    int rank = 0;
-    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    std::ofstream out(std::string(prefix) + "." + std::to_string(rank));
-    for (const auto& c : log()) {
-        out << format(c) << '\n';
+void flush_log() {
+    if (logging) {
+        thread_buffer().flush();
     }
 }
 

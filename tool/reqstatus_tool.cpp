@@ -155,7 +155,7 @@ int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
 }
 
 int MPI_Finalize(void) {
-    reqstatus_tool::write_log_if_asked();
+    reqstatus_tool::flush_log();
     return PMPI_Finalize();
 }
 
