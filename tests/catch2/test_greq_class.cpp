@@ -1,0 +1,317 @@
+// Generalized request classes (MPIX_Grequest_class_create): polled by the progress engine, one
+// batched bounded wait_fn per class in the Wait family, callback errors that reach the caller,
+// no deadlock when completion needs communication, and the greq_class_* MPI_T variables.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <cstring>
+#include <vector>
+
+#include "greq_class_support.hpp"
+#include "mpi_test_support.hpp"
+#include "mpit_support.hpp"
+
+using namespace reqtest;
+
+namespace {
+
+constexpr double kDefaultTimeoutCap = 0.001;  // MPIR_CVAR_GREQUEST_WAIT_TIMEOUT_MAX's default
+
+std::vector<MPI_Request> allocate_timed(ClassOps& ops, int n, double from_now) {
+    std::vector<MPI_Request> reqs;
+    const double deadline = MPI_Wtime() + from_now;
+    for (int i = 0; i < n; i++) {
+        ClassOp& op = ops.add(100 + i);
+        op.deadline = deadline;
+        reqs.push_back(TestClass::get().allocate(op));
+    }
+    return reqs;
+}
+
+}  // namespace
+
+TEST_CASE("class requests are polled by the progress engine") {
+    ClassOps ops;
+    ClassOp& op = ops.add(7);
+    op.complete_on_poll = 3;
+    MPI_Request req = TestClass::get().allocate(op);
+
+    SECTION("MPI_Iprobe on an unrelated communicator advances it") {
+        // (MPICH's probes on a communicator of one process do not poll the progress engine)
+        MPI_Comm comm;
+        MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+        REQUIRE(poll_until([&] {
+            int flag = 0;
+            MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &flag, MPI_STATUS_IGNORE);
+            return op.completed;
+        }));
+        CHECK(op.polls == 3);
+        MPI_Comm_free(&comm);
+    }
+    SECTION("MPI_Test on an unrelated request advances it") {
+        int buf = 0;
+        MPI_Request recv;
+        MPI_Irecv(&buf, 1, MPI_INT, 0, 99, MPI_COMM_SELF, &recv);
+        REQUIRE(poll_until([&] {
+            int flag = 0;
+            MPI_Test(&recv, &flag, MPI_STATUS_IGNORE);
+            return op.completed;
+        }));
+        CHECK(op.polls == 3);
+        MPI_Cancel(&recv);
+        MPI_Wait(&recv, MPI_STATUS_IGNORE);
+    }
+    SECTION("a loop on MPI_Request_get_status sees it complete") {
+        int flag = 0;
+        MPI_Status st = poisoned_status();
+        REQUIRE(poll_until([&] {
+            MPI_Request_get_status(req, &flag, &st);
+            return flag != 0;
+        }));
+        CHECK(op.completed);
+        CHECK(st.MPI_TAG == 7);
+    }
+    MPI_Status st = poisoned_status();
+    CHECK(MPI_Wait(&req, &st) == MPI_SUCCESS);
+    CHECK(req == MPI_REQUEST_NULL);
+    CHECK(st.MPI_TAG == 7);
+    CHECK(op.frees == 1);
+}
+
+TEST_CASE("MPI_Waitall hands all pending requests of a class to one bounded wait_fn call") {
+    constexpr int n = 100;
+    TestClass& cls = TestClass::get();
+    GreqClassPvars pvars;
+    REQUIRE(pvars.found("greq_class_completed"));
+    const int element = pvars.element_of(cls.handle());
+    REQUIRE(element >= 0);
+    const size_t e = static_cast<size_t>(element);
+    const auto polls_before = pvars.read<unsigned long long>("greq_class_polls")[e];
+    const auto waits_before = pvars.read<unsigned long long>("greq_class_waits")[e];
+    const auto handed_before = pvars.read<unsigned long long>("greq_class_waited_requests")[e];
+    const auto completed_before = pvars.read<unsigned long long>("greq_class_completed")[e];
+    const auto wait_time_before = pvars.read<double>("greq_class_wait_time")[e];
+
+    ClassOps ops;
+    std::vector<MPI_Request> reqs = allocate_timed(ops, n, 0.005);
+    cls.wait_calls.clear();
+    const double start = MPI_Wtime();
+    std::vector<MPI_Status> st = poisoned_statuses(n);
+    REQUIRE(MPI_Waitall(n, reqs.data(), st.data()) == MPI_SUCCESS);
+    const double elapsed = MPI_Wtime() - start;
+
+    // stock MPICH 4.0.2: 100 calls, each with count 1 and timeout 0
+    REQUIRE_FALSE(cls.wait_calls.empty());
+    CHECK(cls.wait_calls.size() <= 12);
+    CHECK(cls.wait_calls.front().count == n);
+    int handed = 0;
+    for (const WaitCall& call : cls.wait_calls) {
+        CHECK(call.count > 1);
+        CHECK(call.timeout > 0.0);
+        CHECK(call.timeout <= kDefaultTimeoutCap);
+        handed += call.count;
+    }
+    for (int i = 0; i < n; i++) {
+        INFO("request " << i);
+        CHECK(reqs[static_cast<size_t>(i)] == MPI_REQUEST_NULL);
+        CHECK(st[static_cast<size_t>(i)].MPI_TAG == 100 + i);
+        CHECK(ops[static_cast<size_t>(i)].completed);
+        CHECK(ops[static_cast<size_t>(i)].frees == 1);
+    }
+
+    SECTION("the class's MPI_T performance variables tell the same") {
+        unsigned long long polls = 0;
+        for (size_t i = 0; i < ops.size(); i++) {
+            polls += static_cast<unsigned long long>(ops[i].polls);
+        }
+        CHECK(pvars.read<unsigned long long>("greq_class_completed")[e] - completed_before == n);
+        CHECK(pvars.read<unsigned long long>("greq_class_waits")[e] - waits_before ==
+              cls.wait_calls.size());
+        CHECK(pvars.read<unsigned long long>("greq_class_waited_requests")[e] - handed_before ==
+              static_cast<unsigned long long>(handed));
+        CHECK(pvars.read<unsigned long long>("greq_class_polls")[e] - polls_before == polls);
+        const double wait_time = pvars.read<double>("greq_class_wait_time")[e] - wait_time_before;
+        CHECK(wait_time > 0.0);
+        CHECK(wait_time <= elapsed);
+        const double latency = pvars.read<double>("greq_class_mean_latency")[e];
+        CHECK(latency >= 0.004);  // allocation to completion: the 5 ms deadline, give or take
+        CHECK(latency <= elapsed + 0.001);
+        const double timeout = pvars.read<double>("greq_class_wait_timeout")[e];
+        CHECK(timeout >= 1e-5);
+        CHECK(timeout <= kDefaultTimeoutCap);
+    }
+}
+
+TEST_CASE("MPIR_CVAR_GREQUEST_WAIT_BATCH and _TIMEOUT_MAX through MPI_T") {
+    constexpr int n = 10;
+    TestClass& cls = TestClass::get();
+    ClassOps ops;
+
+    SECTION("batching off: one request per wait_fn call") {
+        CvarSetting<int> batch("MPIR_CVAR_GREQUEST_WAIT_BATCH", 0);
+        REQUIRE(batch.ok());
+        std::vector<MPI_Request> reqs = allocate_timed(ops, n, 0.002);
+        cls.wait_calls.clear();
+        REQUIRE(MPI_Waitall(n, reqs.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+        REQUIRE_FALSE(cls.wait_calls.empty());
+        for (const WaitCall& call : cls.wait_calls) {
+            CHECK(call.count == 1);
+        }
+    }
+    SECTION("a smaller cap bounds every timeout") {
+        CvarSetting<double> cap("MPIR_CVAR_GREQUEST_WAIT_TIMEOUT_MAX", 0.0002);
+        REQUIRE(cap.ok());
+        std::vector<MPI_Request> reqs = allocate_timed(ops, n, 0.003);
+        cls.wait_calls.clear();
+        REQUIRE(MPI_Waitall(n, reqs.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+        REQUIRE(cls.wait_calls.size() >= 2);
+        for (const WaitCall& call : cls.wait_calls) {
+            CHECK(call.timeout <= 0.0002);
+            CHECK(call.timeout >= 1e-5);
+        }
+    }
+}
+
+TEST_CASE("Waitany and Waitsome return as soon as one class request completes") {
+    constexpr int n = 6;
+    ClassOps ops;
+    std::vector<MPI_Request> reqs;
+    const double now = MPI_Wtime();
+    for (int i = 0; i < n; i++) {
+        ClassOp& op = ops.add(i);
+        // slot 2 first, the others long after
+        op.deadline = now + ((i == 2) ? 0.003 : 30.0);
+        reqs.push_back(TestClass::get().allocate(op));
+    }
+    SECTION("MPI_Waitany") {
+        int index = -1;
+        MPI_Status st = poisoned_status();
+        REQUIRE(MPI_Waitany(n, reqs.data(), &index, &st) == MPI_SUCCESS);
+        CHECK(index == 2);
+        CHECK(st.MPI_TAG == 2);
+    }
+    SECTION("MPI_Waitsome") {
+        int outcount = -1;
+        std::vector<int> indices(n, -1);
+        REQUIRE(MPI_Waitsome(n, reqs.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE) ==
+                MPI_SUCCESS);
+        CHECK(outcount == 1);
+        CHECK(indices[0] == 2);
+    }
+    CHECK(MPI_Wtime() - now < 20.0);
+    CHECK(reqs[2] == MPI_REQUEST_NULL);
+    for (int i = 0; i < n; i++) {
+        CHECK(ops[static_cast<size_t>(i)].completed == (i == 2));
+    }
+    // finish the others now
+    for (int i = 0; i < n; i++) {
+        ops[static_cast<size_t>(i)].deadline = 0;
+    }
+    REQUIRE(MPI_Waitall(n, reqs.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+}
+
+TEST_CASE("a failing poll_fn, wait_fn or query_fn reaches the caller, nothing hangs") {
+    ErrorsReturn errors_return;
+    ClassOps ops;
+
+    SECTION("poll_fn error in MPI_Waitall: MPI_ERR_IN_STATUS, that request's status has it") {
+        std::vector<MPI_Request> reqs = allocate_timed(ops, 3, 0.002);
+        ops[1].poll_error = MPI_ERR_IO;
+        auto st = poisoned_statuses(3);
+        const int rc = MPI_Waitall(3, reqs.data(), st.data());
+        CHECK(error_class(rc) == MPI_ERR_IN_STATUS);
+        CHECK(st[0].MPI_ERROR == MPI_SUCCESS);
+        CHECK(error_class(st[1].MPI_ERROR) == MPI_ERR_IO);
+        // MPICH's MPI_Waitall stops at a failed request: those after it stay, MPI_ERR_PENDING
+        CHECK(error_class(st[2].MPI_ERROR) == MPI_ERR_PENDING);
+        CHECK(reqs[0] == MPI_REQUEST_NULL);
+        CHECK(reqs[1] == MPI_REQUEST_NULL);
+        CHECK(ops[0].frees == 1);
+        CHECK(ops[1].frees == 1);
+        REQUIRE(reqs[2] != MPI_REQUEST_NULL);
+        CHECK(ops[2].completed);
+        CHECK(MPI_Wait(&reqs[2], MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        CHECK(ops[2].frees == 1);
+    }
+    SECTION("poll_fn error in MPI_Wait: the call returns it") {
+        ClassOp& op = ops.add(1);
+        op.deadline = MPI_Wtime() + 30.0;
+        op.poll_error = MPI_ERR_FILE;
+        MPI_Request req = TestClass::get().allocate(op);
+        const int rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        CHECK(error_class(rc) == MPI_ERR_FILE);
+        char text[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, text, &len);
+        CHECK(std::strstr(text, "poll function returned error code") != nullptr);
+        CHECK(req == MPI_REQUEST_NULL);
+        CHECK(op.frees == 1);
+    }
+    SECTION("wait_fn error: every request it was handed fails") {
+        std::vector<MPI_Request> reqs = allocate_timed(ops, 2, 30.0);
+        ops[0].wait_error = MPI_ERR_OTHER;
+        auto st = poisoned_statuses(2);
+        const int rc = MPI_Waitall(2, reqs.data(), st.data());
+        CHECK(error_class(rc) == MPI_ERR_IN_STATUS);
+        CHECK(error_class(st[0].MPI_ERROR) == MPI_ERR_OTHER);
+        CHECK(reqs[0] == MPI_REQUEST_NULL);
+        // failed too, left by MPI_Waitall after the first failure: the next call reports it
+        CHECK(error_class(st[1].MPI_ERROR) == MPI_ERR_PENDING);
+        CHECK(ops[1].completed == false);
+        const int rc1 = MPI_Wait(&reqs[1], MPI_STATUS_IGNORE);
+        CHECK(error_class(rc1) == MPI_ERR_OTHER);
+        CHECK(reqs[1] == MPI_REQUEST_NULL);
+        CHECK(ops[0].frees == 1);
+        CHECK(ops[1].frees == 1);
+    }
+    SECTION("query_fn's error class reaches MPI_Waitany") {
+        std::vector<MPI_Request> reqs = allocate_timed(ops, 1, 0.001);
+        ops[0].query_error = MPI_ERR_IO;
+        int index = -1;
+        const int rc = MPI_Waitany(1, reqs.data(), &index, MPI_STATUS_IGNORE);
+        CHECK(error_class(rc) == MPI_ERR_IO);
+        CHECK(index == 0);
+    }
+}
+
+TEST_CASE("a class request that completes by a message from another rank does not deadlock Wait") {
+    const int rank = world_rank();
+    MPI_Comm comm;
+    MPI_Comm_split(MPI_COMM_WORLD, (rank < 2) ? 0 : MPI_UNDEFINED, rank, &comm);
+    if (world_size() < 2 || rank > 1) {
+        return;
+    }
+    // rank 0 waits on a class request that completes only when rank 1 acknowledges a 64 MiB
+    // message rank 0 sent before waiting: the message needs rank 0's progress inside MPI_Wait
+    constexpr size_t kBytes = size_t{64} << 20;
+    std::vector<char> data(kBytes);
+    alarm(120);  // a deadlock ends the test run instead of hanging it
+    if (rank == 0) {
+        for (size_t i = 0; i < kBytes; i += 4096) {
+            data[i] = static_cast<char>(i >> 12);
+        }
+        MPI_Request send;
+        MPI_Isend(data.data(), static_cast<int>(kBytes), MPI_CHAR, 1, 7, comm, &send);
+        ClassOps ops;
+        ClassOp& op = ops.add(8);
+        int ack = 0;
+        MPI_Irecv(&ack, 1, MPI_INT, 1, 8, comm, &op.message);
+        MPI_Request req = TestClass::get().allocate(op);
+        CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        CHECK(op.completed);
+        CHECK(ack == 42);
+        MPI_Wait(&send, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Recv(data.data(), static_cast<int>(kBytes), MPI_CHAR, 0, 7, comm, MPI_STATUS_IGNORE);
+        bool intact = true;
+        for (size_t i = 0; i < kBytes; i += 4096) {
+            intact = intact && data[i] == static_cast<char>(i >> 12);
+        }
+        CHECK(intact);
+        int ack = 42;
+        MPI_Send(&ack, 1, MPI_INT, 0, 8, comm);
+    }
+    alarm(0);
+    MPI_Comm_free(&comm);
+}
