@@ -284,3 +284,62 @@ TEST_CASE("an I/O error completes the ROMIO request with MPI_ERR_IO, no hang") {
     alarm(0);
     CHECK(req == MPI_REQUEST_NULL);
 }
+
+TEST_CASE("MPI_File_iwrite/iread and the _all forms progress with MPI_Test loops alone") {
+    constexpr int kBlocks = 64;
+    PrivateFile file;
+    std::vector<std::vector<int>> out(kBlocks, std::vector<int>(kBlockInts));
+    std::vector<std::vector<int>> in(kBlocks, std::vector<int>(kBlockInts, -1));
+    for (int b = 0; b < kBlocks; b++) {
+        for (int j = 0; j < kBlockInts; j++) {
+            out[static_cast<size_t>(b)][static_cast<size_t>(j)] = expected_value(b, j);
+        }
+    }
+    // completes req by MPI_Test alone, and checks the bytes it moved
+    auto test_until_done = [](MPI_Request& req) {
+        int flag = 0;
+        MPI_Status st;
+        REQUIRE(poll_until([&] {
+            REQUIRE(MPI_Test(&req, &flag, &st) == MPI_SUCCESS);
+            return flag != 0;
+        }));
+        CHECK(count_of(st, MPI_BYTE) == kBlockBytes);
+    };
+
+    SECTION("individual file pointer: MPI_File_iwrite, MPI_File_iread") {
+        for (int b = 0; b < kBlocks; b++) {
+            MPI_Request req;
+            REQUIRE(MPI_File_iwrite(file.fh, out[static_cast<size_t>(b)].data(), kBlockInts,
+                                    MPI_INT, &req) == MPI_SUCCESS);
+            test_until_done(req);
+        }
+        MPI_File_seek(file.fh, 0, MPI_SEEK_SET);
+        for (int b = 0; b < kBlocks; b++) {
+            MPI_Request req;
+            REQUIRE(MPI_File_iread(file.fh, in[static_cast<size_t>(b)].data(), kBlockInts,
+                                   MPI_INT, &req) == MPI_SUCCESS);
+            test_until_done(req);
+        }
+    }
+    SECTION("collective: MPI_File_iwrite_at_all, MPI_File_iread_at_all") {
+        for (int b = 0; b < kBlocks; b++) {
+            MPI_Request req;
+            REQUIRE(MPI_File_iwrite_at_all(file.fh, static_cast<MPI_Offset>(b) * kBlockBytes,
+                                           out[static_cast<size_t>(b)].data(), kBlockInts,
+                                           MPI_INT, &req) == MPI_SUCCESS);
+            test_until_done(req);
+        }
+        for (int b = 0; b < kBlocks; b++) {
+            MPI_Request req;
+            REQUIRE(MPI_File_iread_at_all(file.fh, static_cast<MPI_Offset>(b) * kBlockBytes,
+                                          in[static_cast<size_t>(b)].data(), kBlockInts, MPI_INT,
+                                          &req) == MPI_SUCCESS);
+            test_until_done(req);
+        }
+    }
+    int wrong = 0;
+    for (int b = 0; b < kBlocks; b++) {
+        wrong += (in[static_cast<size_t>(b)] != out[static_cast<size_t>(b)]) ? 1 : 0;
+    }
+    CHECK(wrong == 0);
+}
