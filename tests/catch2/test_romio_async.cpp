@@ -285,6 +285,97 @@ TEST_CASE("an I/O error completes the ROMIO request with MPI_ERR_IO, no hang") {
     CHECK(req == MPI_REQUEST_NULL);
 }
 
+namespace {
+
+// Error handlers that only count their calls, so that a misrouted error shows as a count
+// instead of aborting the run.
+struct HandlerCalls {
+    int file = 0;
+    int comm = 0;
+    MPI_File file_handle = MPI_FILE_NULL;
+    int file_code = MPI_SUCCESS;
+};
+HandlerCalls handler_calls;
+
+void count_file_error(MPI_File* fh, int* code, ...) {
+    handler_calls.file++;
+    handler_calls.file_handle = *fh;
+    handler_calls.file_code = *code;
+}
+
+void count_comm_error(MPI_Comm*, int*, ...) { handler_calls.comm++; }
+
+// Counting handlers on MPI_COMM_SELF and MPI_COMM_WORLD for the scope.
+class CountingCommHandlers {
+public:
+    CountingCommHandlers() {
+        MPI_Comm_get_errhandler(MPI_COMM_SELF, &saved_self_);
+        MPI_Comm_get_errhandler(MPI_COMM_WORLD, &saved_world_);
+        MPI_Comm_create_errhandler(count_comm_error, &counting_);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, counting_);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, counting_);
+    }
+    ~CountingCommHandlers() {
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, saved_self_);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, saved_world_);
+        MPI_Errhandler_free(&saved_self_);
+        MPI_Errhandler_free(&saved_world_);
+        MPI_Errhandler_free(&counting_);
+    }
+    CountingCommHandlers(const CountingCommHandlers&) = delete;
+    CountingCommHandlers& operator=(const CountingCommHandlers&) = delete;
+
+private:
+    MPI_Errhandler saved_self_ = MPI_ERRHANDLER_NULL, saved_world_ = MPI_ERRHANDLER_NULL;
+    MPI_Errhandler counting_ = MPI_ERRHANDLER_NULL;
+};
+
+}  // namespace
+
+TEST_CASE("MPI_Wait and MPI_Test raise a ROMIO request's error on the file's error handler") {
+    CountingCommHandlers comm_handlers;
+    PrivateFile file;
+    handler_calls = HandlerCalls{};
+    const bool user_handler = GENERATE(false, true);
+    INFO((user_handler ? "a user file error handler" : "MPI_ERRORS_RETURN on the file"));
+    MPI_Errhandler counting_file = MPI_ERRHANDLER_NULL;
+    if (user_handler) {
+        MPI_File_create_errhandler(count_file_error, &counting_file);
+        MPI_File_set_errhandler(file.fh, counting_file);
+    }
+    std::vector<char> block(65536, 'x');
+    FileSizeLimit limit(1 << 20);
+    MPI_Request req = MPI_REQUEST_NULL;
+    REQUIRE(MPI_File_iwrite_at(file.fh, 4 << 20, block.data(), static_cast<int>(block.size()),
+                               MPI_CHAR, &req) == MPI_SUCCESS);
+    alarm(60);
+    int rc = MPI_SUCCESS;
+    SECTION("MPI_Wait") {
+        rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    }
+    SECTION("a MPI_Test loop") {
+        REQUIRE(poll_until([&] {
+            int flag = 0;
+            rc = MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+            return flag != 0 || rc != MPI_SUCCESS;
+        }));
+    }
+    alarm(0);
+    CHECK(req == MPI_REQUEST_NULL);
+    CHECK(error_class(rc) == MPI_ERR_IO);
+    CHECK(says_file_too_large(rc));
+    CHECK(handler_calls.comm == 0);
+    if (user_handler) {
+        CHECK(handler_calls.file == 1);
+        CHECK(handler_calls.file_handle == file.fh);
+        CHECK(handler_calls.file_code == rc);
+        MPI_File_set_errhandler(file.fh, MPI_ERRORS_RETURN);
+        MPI_Errhandler_free(&counting_file);
+    } else {
+        CHECK(handler_calls.file == 0);
+    }
+}
+
 TEST_CASE("MPI_File_iwrite/iread and the _all forms progress with MPI_Test loops alone") {
     constexpr int kBlocks = 64;
     PrivateFile file;

@@ -21,23 +21,46 @@
  * completed the reported request: get_status_any followed by MPI_Test on the index it
  * returned leaves the cursor where MPI_Testany would have. */
 
-/* The requests_property of one batch, computed as MPIR_Testall computes it. */
-static int batch_requests_property(int count, MPIR_Request * request_ptrs[])
+/* Converts the handles of one batch to request pointers, validates them and returns the
+ * batch's requests_property: one pass over the batch, as MPIR_Testall makes it.  An MPI_Message
+ * is a request object of kind MPROBE, which the generic checks let pass; it is refused with the
+ * message MPI_Waitall uses, as an invalid request handle (MPI_ERR_REQUEST). */
+static int convert_batch(int first, int count, const MPI_Request array_of_requests[],
+                         MPIR_Request * request_ptrs[], int *property)
 {
-    int property = MPIR_REQUESTS_PROPERTY__OPT_ALL;
+    int mpi_errno = MPI_SUCCESS;
 
-    for (int i = 0; i < count; i++) {
-        if (request_ptrs[i] == NULL) {
-            property &= ~MPIR_REQUESTS_PROPERTY__NO_NULL;
-        } else if (request_ptrs[i]->kind != MPIR_REQUEST_KIND__RECV &&
-                   request_ptrs[i]->kind != MPIR_REQUEST_KIND__SEND) {
-            property &= ~MPIR_REQUESTS_PROPERTY__SEND_RECV_ONLY;
+    *property = MPIR_REQUESTS_PROPERTY__OPT_ALL;
+    for (int i = first; i < first + count; i++) {
+        if (array_of_requests[i] == MPI_REQUEST_NULL) {
+            request_ptrs[i] = NULL;
+            *property &= ~MPIR_REQUESTS_PROPERTY__NO_NULL;
+            continue;
+        }
+        MPIR_Request_get_ptr(array_of_requests[i], request_ptrs[i]);
+#ifdef HAVE_ERROR_CHECKING
+        MPID_BEGIN_ERROR_CHECKS;
+        {
+            MPIR_Request_valid_ptr(request_ptrs[i], mpi_errno);
+            MPIR_ERR_CHECK(mpi_errno);
+            MPIR_ERR_CHKANDJUMP1(request_ptrs[i]->kind == MPIR_REQUEST_KIND__MPROBE, mpi_errno,
+                                 MPI_ERR_REQUEST, "**msgnotreq", "**msgnotreq %d", i);
+        }
+        MPID_END_ERROR_CHECKS;
+#endif
+        if (request_ptrs[i]->kind != MPIR_REQUEST_KIND__RECV &&
+            request_ptrs[i]->kind != MPIR_REQUEST_KIND__SEND) {
+            *property &= ~MPIR_REQUESTS_PROPERTY__SEND_RECV_ONLY;
             if (request_ptrs[i]->kind == MPIR_REQUEST_KIND__GREQUEST) {
-                property &= ~MPIR_REQUESTS_PROPERTY__NO_GREQUESTS;
+                *property &= ~MPIR_REQUESTS_PROPERTY__NO_GREQUESTS;
             }
         }
     }
-    return property;
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
 }
 
 /* The empty status of a null or inactive request: MPI_ANY_SOURCE, MPI_ANY_TAG, count 0, not
@@ -66,24 +89,31 @@ static void prepare_request_ptrs(int count, const MPI_Request array_of_requests[
 }
 
 int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_requests[],
-                                     MPIR_Request * request_ptrs[], int *flag,
-                                     MPI_Status array_of_statuses[])
+                                     int *flag, MPI_Status array_of_statuses[])
 {
     int mpi_errno = MPI_SUCCESS;
     int n_completed = 0;
     int proc_failure = FALSE;
     int ignoring_status = (array_of_statuses == MPI_STATUSES_IGNORE);
-    int n_null;
+    MPIR_Request *request_ptr_array[MPIR_REQUEST_PTR_ARRAY_SIZE];
+    MPIR_Request **request_ptrs = request_ptr_array;
     int *queried_rc = NULL;     /* the error of each generalized request, once queried */
-    MPIR_CHKLMEM_DECL(1);
+    MPIR_CHKLMEM_DECL(2);
 
-    prepare_request_ptrs(count, array_of_requests, request_ptrs, &n_null);
+    /* As MPI_Testall, the handles are converted batch by batch, just before the device sees
+     * the batch (the binding leaves them alone) */
+    if (count > MPIR_REQUEST_PTR_ARRAY_SIZE) {
+        MPIR_CHKLMEM_MALLOC(request_ptrs, MPIR_Request **, count * sizeof(MPIR_Request *),
+                            mpi_errno, "request pointers", MPL_MEM_OBJECT);
+    }
 
     for (int ii = 0; ii < count; ii += MPIR_CVAR_REQUEST_BATCH_SIZE) {
         int icount = MPL_MIN(count - ii, MPIR_CVAR_REQUEST_BATCH_SIZE);
         int batch_flag;
-        int property = batch_requests_property(icount, &request_ptrs[ii]);
+        int property;
 
+        mpi_errno = convert_batch(ii, icount, array_of_requests, request_ptrs, &property);
+        MPIR_ERR_CHECK(mpi_errno);
         mpi_errno = MPID_Testall(icount, &request_ptrs[ii], &batch_flag,
                                  ignoring_status ? MPI_STATUSES_IGNORE : &array_of_statuses[ii],
                                  property);
