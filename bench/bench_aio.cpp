@@ -1,7 +1,7 @@
 // Seed 003's experiment (Latham et al., section 6; IMB's P_IreadPriv): each process reads its
 // own file with nonblocking MPI-IO while a fixed 0.1 s of computation runs, then waits.
 //   effective bandwidth = bytes / (time to post + 0.1 s compute + time to wait)
-// and the calling thread's CPU seconds inside the wait (getrusage(RUSAGE_THREAD)).
+// and the calling thread's CPU seconds inside the wait (CLOCK_THREAD_CPUTIME_ID).
 //
 // The I/O is real: before every read each process fsyncs its file and drops it from the page
 // cache with posix_fadvise(POSIX_FADV_DONTNEED), then checks with mincore() how much of it is
@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <mpi.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -31,13 +30,6 @@ namespace {
 
 constexpr double kComputeSeconds = 0.1;
 constexpr int kPieces = 8;
-
-double thread_cpu_seconds() {
-    rusage u{};
-    getrusage(RUSAGE_THREAD, &u);
-    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-           1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
 
 // The synthetic CPU-heavy workload: keeps this core busy for the given time.
 double compute(double seconds) {
@@ -115,13 +107,13 @@ Run read_once(const std::string& path, size_t bytes, bool pieces, std::vector<ch
     }
     compute(kComputeSeconds);
     const double w0 = MPI_Wtime();
-    const double c0 = thread_cpu_seconds();
+    const double c0 = bench::thread_cpu_seconds();
     if (pieces) {
         MPI_Waitall(n, reqs.data(), MPI_STATUSES_IGNORE);
     } else {
         MPI_Wait(&reqs[0], MPI_STATUS_IGNORE);
     }
-    r.wait_cpu = thread_cpu_seconds() - c0;
+    r.wait_cpu = bench::thread_cpu_seconds() - c0;
     const double t1 = MPI_Wtime();
     r.wait = t1 - w0;
     r.total = t1 - t0;

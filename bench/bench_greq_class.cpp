@@ -12,7 +12,6 @@
 // is done or the timeout passes (0: do not block).
 // usage: mpiexec -n 2 bench_greq_class cross | mpiexec -n 1 bench_greq_class waitall
 #include <mpi.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -72,13 +71,6 @@ int wait(int count, void** states, double timeout, MPI_Status*) {
     return MPI_SUCCESS;
 }
 
-double thread_cpu_seconds() {
-    rusage u{};
-    getrusage(RUSAGE_THREAD, &u);
-    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-           1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
-}
-
 MPIX_Grequest_class make_class() {
     MPIX_Grequest_class cls;
     MPIX_Grequest_class_create(query, free_op, cancel, poll, wait, &cls);
@@ -122,9 +114,9 @@ void waitall(MPIX_Grequest_class cls) {
         MPIX_Grequest_class_allocate(cls, &ops[static_cast<size_t>(i)], &reqs[static_cast<size_t>(i)]);
         ops[static_cast<size_t>(i)].request = reqs[static_cast<size_t>(i)];
     }
-    const double c0 = thread_cpu_seconds(), t0 = MPI_Wtime();
+    const double c0 = bench::thread_cpu_seconds(), t0 = MPI_Wtime();
     MPI_Waitall(n, reqs.data(), MPI_STATUSES_IGNORE);
-    const double cpu = thread_cpu_seconds() - c0, wall = MPI_Wtime() - t0;
+    const double cpu = bench::thread_cpu_seconds() - c0, wall = MPI_Wtime() - t0;
     std::printf("waitall %s %d %d %.4f %.4f\n", bench::build_name().c_str(), wait_calls,
                 largest_count, cpu, wall);
 }

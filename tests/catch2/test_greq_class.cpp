@@ -18,7 +18,7 @@ using namespace reqtest;
 
 namespace {
 
-constexpr double kDefaultTimeoutCap = 0.005;  // MPIR_CVAR_GREQUEST_WAIT_TIMEOUT_MAX's default
+constexpr double kDefaultTimeoutCap = 0.01;   // MPIR_CVAR_GREQUEST_WAIT_TIMEOUT_MAX's default
 constexpr double kSharedTimeoutCap = 0.001;   // the cap while a Waitany also waits for messages
 
 std::vector<MPI_Request> allocate_timed(ClassOps& ops, int n, double from_now) {
@@ -97,7 +97,7 @@ TEST_CASE("MPI_Waitall hands all pending requests of a class to one bounded wait
     const auto wait_time_before = pvars.read<double>("greq_class_wait_time")[e];
 
     ClassOps ops;
-    // 20 ms: four times the default cap, so the Waitall must come back to wait_fn
+    // 20 ms: twice the default cap, so the Waitall must come back to wait_fn
     std::vector<MPI_Request> reqs = allocate_timed(ops, n, 0.02);
     cls.wait_calls.clear();
     const double start = MPI_Wtime();
