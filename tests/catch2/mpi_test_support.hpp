@@ -75,29 +75,35 @@ bool poll_until(Poll&& poll) {
     return true;
 }
 
-// MPI_ERRORS_RETURN on MPI_COMM_SELF and MPI_COMM_WORLD for the scope (errors of calls not tied
+// An error handler on MPI_COMM_SELF and MPI_COMM_WORLD for the scope (errors of calls not tied
 // to a communicator are raised on the former, in MPICH falling back to the latter's handler);
 // the handlers found are put back.
-class ErrorsReturn {
+class CommErrhandlers {
 public:
-    ErrorsReturn() {
+    explicit CommErrhandlers(MPI_Errhandler handler) {
         MPI_Comm_get_errhandler(MPI_COMM_SELF, &self_);
         MPI_Comm_get_errhandler(MPI_COMM_WORLD, &world_);
-        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, handler);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, handler);
     }
-    ~ErrorsReturn() {
+    ~CommErrhandlers() {
         MPI_Comm_set_errhandler(MPI_COMM_SELF, self_);
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, world_);
         MPI_Errhandler_free(&self_);
         MPI_Errhandler_free(&world_);
     }
-    ErrorsReturn(const ErrorsReturn&) = delete;
-    ErrorsReturn& operator=(const ErrorsReturn&) = delete;
+    CommErrhandlers(const CommErrhandlers&) = delete;
+    CommErrhandlers& operator=(const CommErrhandlers&) = delete;
 
 private:
     MPI_Errhandler self_ = MPI_ERRHANDLER_NULL;
     MPI_Errhandler world_ = MPI_ERRHANDLER_NULL;
+};
+
+// MPI_ERRORS_RETURN on MPI_COMM_SELF and MPI_COMM_WORLD for the scope.
+class ErrorsReturn : public CommErrhandlers {
+public:
+    ErrorsReturn() : CommErrhandlers(MPI_ERRORS_RETURN) {}
 };
 
 }  // namespace reqtest

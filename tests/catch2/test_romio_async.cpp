@@ -305,29 +305,21 @@ void count_file_error(MPI_File* fh, int* code, ...) {
 
 void count_comm_error(MPI_Comm*, int*, ...) { handler_calls.comm++; }
 
-// Counting handlers on MPI_COMM_SELF and MPI_COMM_WORLD for the scope.
+// A handler that counts its calls on MPI_COMM_SELF and MPI_COMM_WORLD for the scope.
 class CountingCommHandlers {
 public:
-    CountingCommHandlers() {
-        MPI_Comm_get_errhandler(MPI_COMM_SELF, &saved_self_);
-        MPI_Comm_get_errhandler(MPI_COMM_WORLD, &saved_world_);
-        MPI_Comm_create_errhandler(count_comm_error, &counting_);
-        MPI_Comm_set_errhandler(MPI_COMM_SELF, counting_);
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, counting_);
-    }
-    ~CountingCommHandlers() {
-        MPI_Comm_set_errhandler(MPI_COMM_SELF, saved_self_);
-        MPI_Comm_set_errhandler(MPI_COMM_WORLD, saved_world_);
-        MPI_Errhandler_free(&saved_self_);
-        MPI_Errhandler_free(&saved_world_);
-        MPI_Errhandler_free(&counting_);
-    }
+    CountingCommHandlers() : handlers_(created()) {}
+    ~CountingCommHandlers() { MPI_Errhandler_free(&counting_); }
     CountingCommHandlers(const CountingCommHandlers&) = delete;
     CountingCommHandlers& operator=(const CountingCommHandlers&) = delete;
 
 private:
-    MPI_Errhandler saved_self_ = MPI_ERRHANDLER_NULL, saved_world_ = MPI_ERRHANDLER_NULL;
+    MPI_Errhandler created() {
+        MPI_Comm_create_errhandler(count_comm_error, &counting_);
+        return counting_;
+    }
     MPI_Errhandler counting_ = MPI_ERRHANDLER_NULL;
+    CommErrhandlers handlers_;
 };
 
 }  // namespace
