@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -290,17 +291,15 @@ namespace {
 // Error handlers that only count their calls, so that a misrouted error shows as a count
 // instead of aborting the run.
 struct HandlerCalls {
-    int file = 0;
     int comm = 0;
-    MPI_File file_handle = MPI_FILE_NULL;
-    int file_code = MPI_SUCCESS;
+    std::vector<MPI_File> files;  // the file of each file-handler call, in order
+    std::vector<int> codes;       // the code each file-handler call got
 };
 HandlerCalls handler_calls;
 
 void count_file_error(MPI_File* fh, int* code, ...) {
-    handler_calls.file++;
-    handler_calls.file_handle = *fh;
-    handler_calls.file_code = *code;
+    handler_calls.files.push_back(*fh);
+    handler_calls.codes.push_back(*code);
 }
 
 void count_comm_error(MPI_Comm*, int*, ...) { handler_calls.comm++; }
@@ -322,6 +321,41 @@ private:
     CommErrhandlers handlers_;
 };
 
+// The counting handler on a file for the scope, then MPI_ERRORS_RETURN again.
+class CountingFileHandler {
+public:
+    explicit CountingFileHandler(MPI_File fh) : fh_(fh) {
+        MPI_File_create_errhandler(count_file_error, &counting_);
+        MPI_File_set_errhandler(fh_, counting_);
+    }
+    ~CountingFileHandler() {
+        MPI_File_set_errhandler(fh_, MPI_ERRORS_RETURN);
+        MPI_Errhandler_free(&counting_);
+    }
+    CountingFileHandler(const CountingFileHandler&) = delete;
+    CountingFileHandler& operator=(const CountingFileHandler&) = delete;
+
+private:
+    MPI_File fh_;
+    MPI_Errhandler counting_ = MPI_ERRHANDLER_NULL;
+};
+
+// 64 KiB at offset 0: within the FileSizeLimit of the tests, it succeeds.
+MPI_Request good_write(MPI_File fh, std::vector<char>& block) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    REQUIRE(MPI_File_iwrite_at(fh, 0, block.data(), static_cast<int>(block.size()), MPI_CHAR,
+                               &req) == MPI_SUCCESS);
+    return req;
+}
+
+// 64 KiB at 4 MiB, past the tests' 1 MiB FileSizeLimit: accepted, then fails with EFBIG.
+MPI_Request failing_write(MPI_File fh, std::vector<char>& block) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    REQUIRE(MPI_File_iwrite_at(fh, 4 << 20, block.data(), static_cast<int>(block.size()),
+                               MPI_CHAR, &req) == MPI_SUCCESS);
+    return req;
+}
+
 }  // namespace
 
 TEST_CASE("MPI_Wait and MPI_Test raise a ROMIO request's error on the file's error handler") {
@@ -330,16 +364,13 @@ TEST_CASE("MPI_Wait and MPI_Test raise a ROMIO request's error on the file's err
     handler_calls = HandlerCalls{};
     const bool user_handler = GENERATE(false, true);
     INFO((user_handler ? "a user file error handler" : "MPI_ERRORS_RETURN on the file"));
-    MPI_Errhandler counting_file = MPI_ERRHANDLER_NULL;
+    std::optional<CountingFileHandler> counting_file;
     if (user_handler) {
-        MPI_File_create_errhandler(count_file_error, &counting_file);
-        MPI_File_set_errhandler(file.fh, counting_file);
+        counting_file.emplace(file.fh);
     }
     std::vector<char> block(65536, 'x');
     FileSizeLimit limit(1 << 20);
-    MPI_Request req = MPI_REQUEST_NULL;
-    REQUIRE(MPI_File_iwrite_at(file.fh, 4 << 20, block.data(), static_cast<int>(block.size()),
-                               MPI_CHAR, &req) == MPI_SUCCESS);
+    MPI_Request req = failing_write(file.fh, block);
     alarm(60);
     int rc = MPI_SUCCESS;
     SECTION("MPI_Wait") {
@@ -358,71 +389,218 @@ TEST_CASE("MPI_Wait and MPI_Test raise a ROMIO request's error on the file's err
     CHECK(says_file_too_large(rc));
     CHECK(handler_calls.comm == 0);
     if (user_handler) {
-        CHECK(handler_calls.file == 1);
-        CHECK(handler_calls.file_handle == file.fh);
-        CHECK(handler_calls.file_code == rc);
-        MPI_File_set_errhandler(file.fh, MPI_ERRORS_RETURN);
-        MPI_Errhandler_free(&counting_file);
+        CHECK(handler_calls.files == std::vector<MPI_File>{file.fh});
+        CHECK(handler_calls.codes == std::vector<int>{rc});
     } else {
-        CHECK(handler_calls.file == 0);
+        CHECK(handler_calls.files.empty());
     }
 }
 
-TEST_CASE("MPI_File_iwrite/iread and the _all forms progress with MPI_Test loops alone") {
-    constexpr int kBlocks = 64;
-    PrivateFile file;
-    std::vector<std::vector<int>> out(kBlocks, std::vector<int>(kBlockInts));
-    std::vector<std::vector<int>> in(kBlocks, std::vector<int>(kBlockInts, -1));
-    for (int b = 0; b < kBlocks; b++) {
-        for (int j = 0; j < kBlockInts; j++) {
-            out[static_cast<size_t>(b)][static_cast<size_t>(j)] = expected_value(b, j);
-        }
-    }
-    // completes req by MPI_Test alone, and checks the bytes it moved
-    auto test_until_done = [](MPI_Request& req) {
-        int flag = 0;
-        MPI_Status st;
-        REQUIRE(poll_until([&] {
-            REQUIRE(MPI_Test(&req, &flag, &st) == MPI_SUCCESS);
-            return flag != 0;
-        }));
-        CHECK(count_of(st, MPI_BYTE) == kBlockBytes);
-    };
+namespace {
 
-    SECTION("individual file pointer: MPI_File_iwrite, MPI_File_iread") {
-        for (int b = 0; b < kBlocks; b++) {
-            MPI_Request req;
-            REQUIRE(MPI_File_iwrite(file.fh, out[static_cast<size_t>(b)].data(), kBlockInts,
-                                    MPI_INT, &req) == MPI_SUCCESS);
-            test_until_done(req);
-        }
-        MPI_File_seek(file.fh, 0, MPI_SEEK_SET);
-        for (int b = 0; b < kBlocks; b++) {
-            MPI_Request req;
-            REQUIRE(MPI_File_iread(file.fh, in[static_cast<size_t>(b)].data(), kBlockInts,
-                                   MPI_INT, &req) == MPI_SUCCESS);
-            test_until_done(req);
+// Two private files, each with the counting handler, the counting handler on MPI_COMM_SELF and
+// MPI_COMM_WORLD, and writes past a 1 MiB file-size limit failing with EFBIG.
+struct TwoFilesCountingErrors {
+    TwoFilesCountingErrors() { handler_calls = HandlerCalls{}; }
+    CountingCommHandlers comm_handlers;
+    PrivateFile a, b;
+    CountingFileHandler on_a{a.fh}, on_b{b.fh};
+    std::vector<char> block = std::vector<char>(65536, 'x');
+    FileSizeLimit limit{1 << 20};
+};
+
+// A call that returned rc raised it on the handler of `expected` once (or nothing for
+// MPI_SUCCESS); `calls_before` is the number of file-handler calls before it.
+void check_raised_on(MPI_File expected, int rc, size_t calls_before) {
+    if (rc == MPI_SUCCESS) {
+        CHECK(handler_calls.files.size() == calls_before);
+        return;
+    }
+    REQUIRE(handler_calls.files.size() == calls_before + 1);
+    CHECK(handler_calls.files.back() == expected);
+    CHECK(handler_calls.codes.back() == rc);
+}
+
+// The first of statuses[0..n) (in the order the call reported them) whose MPI_ERROR is set.
+int first_failed(const std::vector<MPI_Status>& statuses, int n) {
+    for (int k = 0; k < n; k++) {
+        if (statuses[static_cast<size_t>(k)].MPI_ERROR != MPI_SUCCESS) {
+            return k;
         }
     }
-    SECTION("collective: MPI_File_iwrite_at_all, MPI_File_iread_at_all") {
-        for (int b = 0; b < kBlocks; b++) {
-            MPI_Request req;
-            REQUIRE(MPI_File_iwrite_at_all(file.fh, static_cast<MPI_Offset>(b) * kBlockBytes,
-                                           out[static_cast<size_t>(b)].data(), kBlockInts,
-                                           MPI_INT, &req) == MPI_SUCCESS);
-            test_until_done(req);
-        }
-        for (int b = 0; b < kBlocks; b++) {
-            MPI_Request req;
-            REQUIRE(MPI_File_iread_at_all(file.fh, static_cast<MPI_Offset>(b) * kBlockBytes,
-                                          in[static_cast<size_t>(b)].data(), kBlockInts, MPI_INT,
-                                          &req) == MPI_SUCCESS);
-            test_until_done(req);
+    return -1;
+}
+
+}  // namespace
+
+TEST_CASE("MPI_Waitall raises a ROMIO request's error on the file of the first that failed") {
+    TwoFilesCountingErrors fx;
+    const bool b_first = GENERATE(false, true);
+    const MPI_File first = b_first ? fx.b.fh : fx.a.fh, second = b_first ? fx.a.fh : fx.b.fh;
+    INFO("the first failing request is on file " << (b_first ? "b" : "a"));
+    std::vector<MPI_Request> reqs = {good_write(fx.a.fh, fx.block), failing_write(first, fx.block),
+                                     good_write(fx.b.fh, fx.block),
+                                     failing_write(second, fx.block)};
+    std::vector<MPI_Status> st = poisoned_statuses(4);
+    alarm(60);
+    const int rc = MPI_Waitall(4, reqs.data(), st.data());
+    // MPICH's MPI_Waitall stops at the first failed request: the rest stay pending
+    CHECK(error_class(rc) == MPI_ERR_IN_STATUS);
+    CHECK(st[0].MPI_ERROR == MPI_SUCCESS);
+    CHECK(error_class(st[1].MPI_ERROR) == MPI_ERR_IO);
+    CHECK(st[2].MPI_ERROR == MPI_ERR_PENDING);
+    CHECK(st[3].MPI_ERROR == MPI_ERR_PENDING);
+    CHECK(reqs[1] == MPI_REQUEST_NULL);
+    CHECK(handler_calls.files == std::vector<MPI_File>{first});
+    CHECK(handler_calls.codes == std::vector<int>{rc});
+
+    st = poisoned_statuses(4);
+    const int rc_rest = MPI_Waitall(4, reqs.data(), st.data());
+    alarm(0);
+    CHECK(error_class(rc_rest) == MPI_ERR_IN_STATUS);
+    CHECK(st[2].MPI_ERROR == MPI_SUCCESS);
+    CHECK(error_class(st[3].MPI_ERROR) == MPI_ERR_IO);
+    CHECK(handler_calls.files == std::vector<MPI_File>{first, second});
+    CHECK(handler_calls.codes == std::vector<int>{rc, rc_rest});
+    CHECK(handler_calls.comm == 0);
+    for (MPI_Request r : reqs) {
+        CHECK(r == MPI_REQUEST_NULL);
+    }
+}
+
+TEST_CASE("Testany, Waitsome and get_status_some loops raise each error on its request's file") {
+    TwoFilesCountingErrors fx;
+    const MPI_File a = fx.a.fh, b = fx.b.fh;
+    const std::vector<MPI_File> file_of = {a, b, b, a, a};
+    std::vector<MPI_Request> reqs = {failing_write(a, fx.block), good_write(b, fx.block),
+                                     failing_write(b, fx.block), good_write(a, fx.block),
+                                     failing_write(a, fx.block)};
+    const int n = static_cast<int>(reqs.size());
+    int completed = 0, failed = 0;
+    alarm(60);
+    SECTION("MPI_Testany") {
+        REQUIRE(poll_until([&] {
+            int index = -1, flag = 0;
+            const size_t before = handler_calls.files.size();
+            const int rc = MPI_Testany(n, reqs.data(), &index, &flag, MPI_STATUS_IGNORE);
+            if (flag && index != MPI_UNDEFINED) {
+                completed++;
+                failed += (rc != MPI_SUCCESS) ? 1 : 0;
+                CHECK((rc == MPI_SUCCESS || error_class(rc) == MPI_ERR_IO));
+                check_raised_on(file_of[static_cast<size_t>(index)], rc, before);
+            } else {
+                CHECK(rc == MPI_SUCCESS);
+            }
+            return completed == n;
+        }));
+    }
+    SECTION("MPI_Waitsome") {
+        while (completed < n) {
+            int outcount = 0;
+            std::vector<int> indices(static_cast<size_t>(n), -1);
+            std::vector<MPI_Status> st = poisoned_statuses(n);
+            const size_t before = handler_calls.files.size();
+            const int rc = MPI_Waitsome(n, reqs.data(), &outcount, indices.data(), st.data());
+            REQUIRE(outcount > 0);
+            completed += outcount;
+            if (rc == MPI_SUCCESS) {
+                check_raised_on(MPI_FILE_NULL, rc, before);
+                continue;
+            }
+            CHECK(error_class(rc) == MPI_ERR_IN_STATUS);
+            const int k = first_failed(st, outcount);
+            REQUIRE(k >= 0);
+            check_raised_on(file_of[static_cast<size_t>(indices[static_cast<size_t>(k)])], rc,
+                            before);
+            for (int j = 0; j < outcount; j++) {
+                failed += (st[static_cast<size_t>(j)].MPI_ERROR != MPI_SUCCESS) ? 1 : 0;
+            }
         }
     }
-    int wrong = 0;
-    for (int b = 0; b < kBlocks; b++) {
-        wrong += (in[static_cast<size_t>(b)] != out[static_cast<size_t>(b)]) ? 1 : 0;
+    SECTION("MPI_Request_get_status_some, then MPI_Test on each reported index") {
+        while (completed < n) {
+            int outcount = 0;
+            std::vector<int> indices(static_cast<size_t>(n), -1);
+            std::vector<MPI_Status> st = poisoned_statuses(n);
+            size_t before = handler_calls.files.size();
+            const int rc =
+                MPI_Request_get_status_some(n, reqs.data(), &outcount, indices.data(), st.data());
+            REQUIRE(outcount != MPI_UNDEFINED);
+            if (rc == MPI_SUCCESS) {
+                check_raised_on(MPI_FILE_NULL, rc, before);
+            } else {
+                CHECK(error_class(rc) == MPI_ERR_IN_STATUS);
+                const int k = first_failed(st, outcount);
+                REQUIRE(k >= 0);
+                check_raised_on(file_of[static_cast<size_t>(indices[static_cast<size_t>(k)])],
+                                rc, before);
+            }
+            for (int j = 0; j < outcount; j++) {
+                const int index = indices[static_cast<size_t>(j)];
+                int flag = 0;
+                before = handler_calls.files.size();
+                const int test_rc = MPI_Test(&reqs[static_cast<size_t>(index)], &flag,
+                                             MPI_STATUS_IGNORE);
+                CHECK(flag == 1);
+                if (rc != MPI_SUCCESS) {
+                    CHECK(error_class(test_rc) ==
+                          error_class(st[static_cast<size_t>(j)].MPI_ERROR));
+                }
+                failed += (test_rc != MPI_SUCCESS) ? 1 : 0;
+                check_raised_on(file_of[static_cast<size_t>(index)], test_rc, before);
+            }
+            completed += outcount;
+        }
     }
-    CHECK(wrong == 0);
+    alarm(0);
+    CHECK(completed == n);
+    CHECK(failed == 3);
+    CHECK(handler_calls.comm == 0);
+    for (MPI_Request r : reqs) {
+        CHECK(r == MPI_REQUEST_NULL);
+    }
+}
+
+TEST_CASE("an array call whose first failing request is not a file's raises on the communicator") {
+    TwoFilesCountingErrors fx;
+    const bool receive_first = GENERATE(true, false);
+    INFO((receive_first ? "truncated receive, then failing write" :
+                          "failing write, then truncated receive"));
+    int in = 0;
+    const int out[2] = {1, 2};
+    MPI_Request recv = MPI_REQUEST_NULL, send = MPI_REQUEST_NULL;
+    REQUIRE(MPI_Irecv(&in, 1, MPI_INT, world_rank(), 7, MPI_COMM_WORLD, &recv) == MPI_SUCCESS);
+    REQUIRE(MPI_Isend(out, 2, MPI_INT, world_rank(), 7, MPI_COMM_WORLD, &send) == MPI_SUCCESS);
+    MPI_Request write = failing_write(fx.a.fh, fx.block);
+    std::vector<MPI_Request> reqs = receive_first ? std::vector<MPI_Request>{recv, write, send} :
+                                                    std::vector<MPI_Request>{write, recv, send};
+    const size_t r = receive_first ? 0 : 1, w = receive_first ? 1 : 0;
+    std::vector<MPI_Status> st = poisoned_statuses(3);
+    alarm(60);
+    // MPICH's MPI_Waitall stops at the first failed request: the second call gets the other one
+    const int rc_first = MPI_Waitall(3, reqs.data(), st.data());
+    CHECK(error_class(rc_first) == MPI_ERR_IN_STATUS);
+    CHECK(error_class(st[0].MPI_ERROR) == (receive_first ? MPI_ERR_TRUNCATE : MPI_ERR_IO));
+    CHECK(st[1].MPI_ERROR == MPI_ERR_PENDING);
+    if (receive_first) {
+        CHECK(handler_calls.comm == 1);
+        CHECK(handler_calls.files.empty());
+    } else {
+        CHECK(handler_calls.comm == 0);
+        CHECK(handler_calls.files == std::vector<MPI_File>{fx.a.fh});
+    }
+    st = poisoned_statuses(3);
+    const int rc_second = MPI_Waitall(3, reqs.data(), st.data());
+    alarm(0);
+    CHECK(error_class(rc_second) == MPI_ERR_IN_STATUS);
+    CHECK(error_class(st[1].MPI_ERROR) == (receive_first ? MPI_ERR_IO : MPI_ERR_TRUNCATE));
+    CHECK(st[2].MPI_ERROR == MPI_ERR_PENDING);
+    CHECK(handler_calls.comm == 1);
+    CHECK(handler_calls.files == std::vector<MPI_File>{fx.a.fh});
+    CHECK(MPI_Waitall(3, reqs.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);  // the send
+    CHECK(handler_calls.comm == 1);
+    CHECK(handler_calls.files.size() == 1);
+    CHECK(reqs[r] == MPI_REQUEST_NULL);
+    CHECK(reqs[w] == MPI_REQUEST_NULL);
+    CHECK(reqs[2] == MPI_REQUEST_NULL);
 }

@@ -140,6 +140,10 @@ int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_reque
                     queried_rc[i] = rc;
                 } else {
                     rc = MPIR_Request_get_error(req);
+                    if (rc != MPI_SUCCESS) {
+                        /* in index order with the generalized requests' failures */
+                        MPIR_Request_note_failure(req);
+                    }
                 }
                 n_completed++;
                 if (rc != MPI_SUCCESS) {
