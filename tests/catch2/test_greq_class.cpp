@@ -18,7 +18,7 @@ using namespace reqtest;
 
 namespace {
 
-constexpr double kDefaultTimeoutCap = 0.01;   // MPIR_CVAR_GREQUEST_WAIT_TIMEOUT_MAX's default
+constexpr double kDefaultTimeoutCap = 0.04;   // MPIR_CVAR_GREQUEST_WAIT_TIMEOUT_MAX's default
 constexpr double kSharedTimeoutCap = 0.001;   // the cap while a Waitany also waits for messages
 
 std::vector<MPI_Request> allocate_timed(ClassOps& ops, int n, double from_now) {
@@ -97,8 +97,8 @@ TEST_CASE("MPI_Waitall hands all pending requests of a class to one bounded wait
     const auto wait_time_before = pvars.read<double>("greq_class_wait_time")[e];
 
     ClassOps ops;
-    // 20 ms: twice the default cap, so the Waitall must come back to wait_fn
-    std::vector<MPI_Request> reqs = allocate_timed(ops, n, 0.02);
+    // 50 ms: longer than the default cap, so the Waitall must come back to wait_fn
+    std::vector<MPI_Request> reqs = allocate_timed(ops, n, 0.05);
     cls.wait_calls.clear();
     const double start = MPI_Wtime();
     std::vector<MPI_Status> st = poisoned_statuses(n);
@@ -106,7 +106,7 @@ TEST_CASE("MPI_Waitall hands all pending requests of a class to one bounded wait
     const double elapsed = MPI_Wtime() - start;
 
     // stock MPICH 4.0.2: 100 calls, each with count 1 and timeout 0
-    REQUIRE_FALSE(cls.wait_calls.empty());
+    REQUIRE(cls.wait_calls.size() >= 2);
     CHECK(cls.wait_calls.size() <= 12);
     CHECK(cls.wait_calls.front().count == n);
     int handed = 0;
@@ -139,12 +139,75 @@ TEST_CASE("MPI_Waitall hands all pending requests of a class to one bounded wait
         CHECK(wait_time > 0.0);
         CHECK(wait_time <= elapsed);
         const double latency = pvars.read<double>("greq_class_mean_latency")[e];
-        CHECK(latency >= 0.004);  // mean over the class: mostly the 20 ms deadlines
+        CHECK(latency >= 0.004);  // mean over the class: mostly the 50 ms deadlines
         CHECK(latency <= elapsed + 0.001);
         const double timeout = pvars.read<double>("greq_class_wait_timeout")[e];
         CHECK(timeout >= 1e-5);
         CHECK(timeout <= kDefaultTimeoutCap);
     }
+}
+
+namespace {
+
+// A message from each rank to the next: the network moves data (the shared-memory cells count
+// as progress activity).
+void ring_traffic() {
+    const int next = (world_rank() + 1) % world_size();
+    const int prev = (world_rank() + world_size() - 1) % world_size();
+    int out = world_rank(), in = -1;
+    REQUIRE(MPI_Sendrecv(&out, 1, MPI_INT, next, 31, &in, 1, MPI_INT, prev, 31, MPI_COMM_WORLD,
+                         MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(in == prev);
+}
+
+// MPI_Wait on a class request that is over `lead` seconds after the call starts and is already
+// older than the class's mean completion latency (so every wait_fn timeout is the slice bound,
+// not the time left until the usual latency); returns the timeouts wait_fn got.
+std::vector<double> wait_timeouts_for_late_request(double lead) {
+    TestClass& cls = TestClass::get();
+    GreqClassPvars pvars;
+    const int element = pvars.element_of(cls.handle());
+    REQUIRE(element >= 0);
+    const double mean = pvars.read<double>("greq_class_mean_latency")[static_cast<size_t>(element)];
+    ClassOps ops;
+    ClassOp& op = ops.add(5);
+    op.deadline = MPI_Wtime() + mean + 0.01 + lead;
+    MPI_Request req = cls.allocate(op);
+    std::this_thread::sleep_for(std::chrono::duration<double>(mean + 0.01));
+    cls.wait_calls.clear();
+    REQUIRE(MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(op.completed);
+    std::vector<double> timeouts;
+    for (const WaitCall& call : cls.wait_calls) {
+        CHECK(call.count == 1);
+        timeouts.push_back(call.timeout);
+    }
+    return timeouts;
+}
+
+}  // namespace
+
+TEST_CASE("wait_fn slices: a quarter of the cap after traffic, doubled while the network is quiet") {
+    const double cap = kDefaultTimeoutCap;
+    ring_traffic();
+    // 10 ms, 20 ms, then 40 ms until the request is over after 100 ms
+    std::vector<double> t = wait_timeouts_for_late_request(0.1);
+    REQUIRE(t.size() >= 3);
+    CHECK(t[0] == Approx(cap / 4).epsilon(1e-9));
+    CHECK(t[1] == Approx(cap / 2).epsilon(1e-9));
+    for (size_t k = 2; k < t.size(); k++) {
+        CHECK(t[k] == Approx(cap).epsilon(1e-9));
+    }
+    // nothing moved since: the next wait sleeps the whole cap at once
+    t = wait_timeouts_for_late_request(0.05);
+    REQUIRE_FALSE(t.empty());
+    CHECK(t[0] == Approx(cap).epsilon(1e-9));
+    // traffic again: back to a quarter
+    ring_traffic();
+    t = wait_timeouts_for_late_request(0.05);
+    REQUIRE(t.size() >= 2);
+    CHECK(t[0] == Approx(cap / 4).epsilon(1e-9));
+    CHECK(t[1] == Approx(cap / 2).epsilon(1e-9));
 }
 
 TEST_CASE("MPIR_CVAR_GREQUEST_WAIT_BATCH and _TIMEOUT_MAX through MPI_T") {
