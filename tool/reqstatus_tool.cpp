@@ -67,13 +67,21 @@ int testany(const char* call, int count, MPI_Request reqs[], int* indx, int* fla
 
 int testsome(const char* call, int incount, MPI_Request reqs[], int* outcount, int indices[],
              MPI_Status statuses[]) {
-    MPI_Status* seen = (statuses == MPI_STATUSES_IGNORE) ? scratch_statuses(incount) : statuses;
+    // the statuses are needed only for the application or the log
+    MPI_Status* seen = statuses;
+    if (statuses == MPI_STATUSES_IGNORE && reqstatus_tool::logging) {
+        seen = scratch_statuses(incount);
+    }
     const int rc = PMPI_Request_get_status_some(incount, reqs, outcount, indices, seen);
     if (*outcount != MPI_UNDEFINED && *outcount > 0) {
-        for (int j = 0; j < *outcount; j++) {
-            record(call, indices[j], seen[j], rc);
+        if (reqstatus_tool::logging) {
+            for (int j = 0; j < *outcount; j++) {
+                record(call, indices[j], seen[j], rc);
+            }
         }
-        if (rc == MPI_SUCCESS) {
+        if (rc == MPI_SUCCESS && *outcount == 1) {
+            complete_reported(&reqs[indices[0]], MPI_STATUS_IGNORE);
+        } else if (rc == MPI_SUCCESS) {
             complete_all_reported(reqs, indices, *outcount);
         } else {
             for (int j = 0; j < *outcount; j++) {
