@@ -23,9 +23,13 @@ void complete_reported(MPI_Request* request, MPI_Status* status) { PMPI_Wait(req
 // Completes the n requests reqs[indices[j]], all reported complete, with one PMPI_Waitall on a
 // compacted copy of their handles (it returns at once, as they are complete, and costs one call
 // instead of n), then puts back what MPI_Waitall leaves in each handle (MPI_REQUEST_NULL, or the
-// persistent request). Only when none failed: on a failed request MPICH's MPI_Waitall stops and
-// leaves the others pending.
+// persistent request); one request with PMPI_Wait directly. Only when none failed: on a failed
+// request MPICH's MPI_Waitall stops and leaves the others pending.
 void complete_all_reported(MPI_Request reqs[], const int indices[], int n) {
+    if (n == 1) {
+        complete_reported(&reqs[indices[0]], MPI_STATUS_IGNORE);
+        return;
+    }
     thread_local std::vector<MPI_Request> handles;
     handles.resize(static_cast<size_t>(n));
     for (int j = 0; j < n; j++) {
@@ -79,9 +83,7 @@ int testsome(const char* call, int incount, MPI_Request reqs[], int* outcount, i
                 record(call, indices[j], seen[j], rc);
             }
         }
-        if (rc == MPI_SUCCESS && *outcount == 1) {
-            complete_reported(&reqs[indices[0]], MPI_STATUS_IGNORE);
-        } else if (rc == MPI_SUCCESS) {
+        if (rc == MPI_SUCCESS) {
             complete_all_reported(reqs, indices, *outcount);
         } else {
             for (int j = 0; j < *outcount; j++) {
