@@ -1,9 +1,12 @@
 // A PMPI tool that sees every request the application completes through MPI_Testany, Waitany,
 // Testsome, Waitsome, Testall and Waitall, without changing what the application sees: the
-// pattern of figures 4 and 5 of Williams, Hermanns, Jenke (EuroMPI 2023). Each wrapper asks the
-// non-destructive MPI_Request_get_status_* form first (the same progress, the same fairness
+// pattern of figures 4 and 5 of Williams, Hermanns, Jenke (EuroMPI 2023). Each Test wrapper asks
+// the non-destructive MPI_Request_get_status_* form first (the same progress, the same fairness
 // cursor, the same answer as the destructive form), records which request completed with which
-// status, then completes exactly those requests with PMPI_Wait.
+// status, then completes exactly those requests with PMPI_Wait. The Wait wrappers call the
+// PMPI Wait form itself, so a blocking wait blocks where MPI blocks (in a generalized request
+// class's wait_fn, ROMIO's aio_suspend) instead of spinning on get_status, and record what it
+// completed: the index tells which request, and MPI_Wait* returns its status.
 #include <mpi.h>
 
 #include <vector>
@@ -131,10 +134,12 @@ int MPI_Testany(int count, MPI_Request reqs[], int* indx, int* flag, MPI_Status*
 }
 
 int MPI_Waitany(int count, MPI_Request reqs[], int* indx, MPI_Status* status) {
-    int flag = 0, rc = MPI_SUCCESS;
-    do {
-        rc = testany("MPI_Waitany", count, reqs, indx, &flag, status);
-    } while (!flag && rc == MPI_SUCCESS);
+    MPI_Status local;
+    MPI_Status* seen = (status == MPI_STATUS_IGNORE) ? &local : status;
+    const int rc = PMPI_Waitany(count, reqs, indx, seen);
+    if (*indx != MPI_UNDEFINED) {
+        record("MPI_Waitany", *indx, *seen, rc);
+    }
     return rc;
 }
 
@@ -145,10 +150,16 @@ int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
 
 int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
-    int rc = MPI_SUCCESS;
-    do {
-        rc = testsome("MPI_Waitsome", incount, reqs, outcount, indices, statuses);
-    } while (*outcount == 0 && rc == MPI_SUCCESS);
+    MPI_Status* seen = statuses;
+    if (statuses == MPI_STATUSES_IGNORE && reqstatus_tool::logging) {
+        seen = scratch_statuses(incount);
+    }
+    const int rc = PMPI_Waitsome(incount, reqs, outcount, indices, seen);
+    if (reqstatus_tool::logging && *outcount != MPI_UNDEFINED) {
+        for (int j = 0; j < *outcount; j++) {
+            record("MPI_Waitsome", indices[j], seen[j], rc);
+        }
+    }
     return rc;
 }
 
@@ -157,10 +168,24 @@ int MPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[])
 }
 
 int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
-    int flag = 0, rc = MPI_SUCCESS;
-    do {
-        rc = testall("MPI_Waitall", count, reqs, &flag, statuses);
-    } while (!flag && rc == MPI_SUCCESS);
+    MPI_Status* seen = (statuses == MPI_STATUSES_IGNORE) ? scratch_statuses(count) : statuses;
+    // which requests were there: MPI_Waitall leaves MPI_REQUEST_NULL in those it freed
+    thread_local std::vector<MPI_Request> before;
+    before.assign(reqs, reqs + count);
+    const int rc = PMPI_Waitall(count, reqs, seen);
+    const bool in_status = rc != MPI_SUCCESS && error_class_of(rc) == MPI_ERR_IN_STATUS;
+    if (rc != MPI_SUCCESS && !in_status) {
+        return rc;
+    }
+    for (int i = 0; i < count; i++) {
+        // with MPI_ERR_IN_STATUS, MPICH's MPI_Waitall leaves the requests after the failed one
+        // (MPI_ERR_PENDING in their status): not completed
+        if (before[static_cast<size_t>(i)] == MPI_REQUEST_NULL ||
+            (in_status && seen[i].MPI_ERROR == MPI_ERR_PENDING)) {
+            continue;
+        }
+        record("MPI_Waitall", i, seen[i], rc);
+    }
     return rc;
 }
 

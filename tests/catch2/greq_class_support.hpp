@@ -1,7 +1,8 @@
 // A generalized request class of the tests' own (MPIX_Grequest_class_create), whose callbacks
 // record how MPICH calls them: poll_fn calls, and the count and timeout of every wait_fn call.
 // A request completes when its deadline passes (poll_fn or wait_fn sees it), or when its
-// message arrives (a receive it tests), or on its n-th poll; any callback can be told to fail.
+// message arrives (a receive it tests), or on its n-th poll; any callback can be told to fail,
+// and a request can be made to fail when over (completed, and the callback returns an error).
 #pragma once
 
 #include <mpi.h>
@@ -23,6 +24,7 @@ struct ClassOp {
     int poll_error = MPI_SUCCESS;            // poll_fn returns it instead of polling
     int wait_error = MPI_SUCCESS;            // wait_fn returns it when handed this request
     int query_error = MPI_SUCCESS;           // query_fn returns it
+    int error_when_over = MPI_SUCCESS;       // poll_fn/wait_fn complete it, then return this
     int polls = 0;
     bool completed = false;
     int frees = 0;
@@ -89,6 +91,7 @@ private:
         op.polls++;
         if (!op.completed && over(op)) {
             complete(op);
+            return op.error_when_over;
         }
         return MPI_SUCCESS;
     }
@@ -98,7 +101,7 @@ private:
         get().wait_calls.push_back({count, timeout});
         const double start = MPI_Wtime();
         for (;;) {
-            int over_now = 0;
+            int over_now = 0, rc = MPI_SUCCESS;
             for (int i = 0; i < count; i++) {
                 auto& op = *static_cast<ClassOp*>(states[i]);
                 if (op.wait_error != MPI_SUCCESS) {
@@ -106,8 +109,14 @@ private:
                 }
                 if (!op.completed && over(op)) {
                     complete(op);
+                    if (op.error_when_over != MPI_SUCCESS) {
+                        rc = op.error_when_over;
+                    }
                 }
                 over_now += op.completed ? 1 : 0;
+            }
+            if (rc != MPI_SUCCESS) {
+                return rc;
             }
             if (over_now > 0 || MPI_Wtime() - start >= timeout) {
                 return MPI_SUCCESS;
@@ -128,6 +137,7 @@ public:
         for (ClassOp& op : ops_) {
             if (op.request != MPI_REQUEST_NULL && !op.completed && op.frees == 0) {
                 op.poll_error = op.wait_error = op.query_error = MPI_SUCCESS;
+                op.error_when_over = MPI_SUCCESS;
                 op.complete_on_poll = 0;
                 op.deadline = 0;
                 if (op.message != MPI_REQUEST_NULL) {

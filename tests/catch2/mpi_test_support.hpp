@@ -3,7 +3,14 @@
 
 #include <mpi.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
 #include <vector>
 
 namespace reqtest {
@@ -50,11 +57,11 @@ inline bool is_cancelled(const MPI_Status& s) {
 }
 
 // The empty status of a null or inactive request, on a status poisoned beforehand:
-// MPI_ANY_SOURCE, MPI_ANY_TAG, count 0, not cancelled, and MPI_ERROR left alone (the Test and
-// Wait forms, and so the get_status forms, write it only when returning MPI_ERR_IN_STATUS).
+// MPI_ANY_SOURCE, MPI_ANY_TAG, count 0, not cancelled, MPI_ERROR = MPI_SUCCESS (seed 001; every
+// form writes it, as MPICH does since 4.2).
 inline bool is_empty(const MPI_Status& s) {
-    return s.MPI_SOURCE == MPI_ANY_SOURCE && s.MPI_TAG == MPI_ANY_TAG && s.MPI_ERROR == kPoison &&
-           count_of(s, MPI_BYTE) == 0 && !is_cancelled(s);
+    return s.MPI_SOURCE == MPI_ANY_SOURCE && s.MPI_TAG == MPI_ANY_TAG &&
+           s.MPI_ERROR == MPI_SUCCESS && count_of(s, MPI_BYTE) == 0 && !is_cancelled(s);
 }
 
 inline int error_class(int code) {
@@ -62,6 +69,42 @@ inline int error_class(int code) {
     MPI_Error_class(code, &cls);
     return cls;
 }
+
+// A hang fails with a message instead of a CI time-out: if the scope is not left within
+// `seconds`, prints what hung and aborts the process (mpiexec then ends the others).
+class Watchdog {
+public:
+    explicit Watchdog(std::string what, double seconds = kDeadlineSeconds)
+        : what_(std::move(what)), thread_([this, seconds] { watch(seconds); }) {}
+    ~Watchdog() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            done_ = true;
+        }
+        cv_.notify_one();
+        thread_.join();
+    }
+    Watchdog(const Watchdog&) = delete;
+    Watchdog& operator=(const Watchdog&) = delete;
+
+private:
+    void watch(double seconds) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        const auto limit = std::chrono::duration<double>(seconds);
+        if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
+            std::fprintf(stderr, "watchdog: %s did not return within %.0f s: hang\n",
+                         what_.c_str(), seconds);
+            std::fflush(stderr);
+            std::abort();
+        }
+    }
+
+    std::string what_;
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    bool done_ = false;
+    std::thread thread_;
+};
 
 // Calls poll() until it returns true or the deadline passes; returns its last answer.
 template <class Poll>

@@ -1,8 +1,10 @@
 // An array of requests of every kind and state the completion rules distinguish, on
 // MPI_COMM_SELF, so that what is complete is known exactly and stays so between two calls:
-// null, inactive persistent, complete and pending generalized requests, a generalized request
-// whose query_fn fails, receives pending, complete, truncated and cancelled, persistent receives
-// complete and pending.
+// null, inactive persistent receives and collectives (never started, or completed), complete and
+// pending generalized requests, a generalized request whose query_fn fails, a class request
+// (poll_fn and wait_fn) that its first poll completes, receives pending, complete, truncated and
+// cancelled, persistent receives complete and pending, a started persistent collective, a
+// nonblocking collective, an MPI_Rput.
 #pragma once
 
 #include <mpi.h>
@@ -11,32 +13,45 @@
 #include <random>
 #include <vector>
 
+#include "greq_class_support.hpp"
 #include "grequest_support.hpp"
 #include "mpi_test_support.hpp"
 
 namespace reqtest {
 
 enum class Kind {
+    // null and inactive
     Null,
     PersistInactive,
+    PcollInactive,
+    // complete once settled
     GreqDone,
     GreqError,
     RecvDone,
     RecvTrunc,
     RecvCancelled,
     PersistDone,
+    PcollDone,
+    NbcDone,
+    RmaDone,
+    ClassDone,
+    // pending
     GreqPending,
     RecvPending,
     PersistPending,
 };
-constexpr int kKinds = 11;
+constexpr int kSettledKinds = 13;  // the null, inactive and complete kinds come first
+constexpr int kKinds = 16;
 
+inline bool is_inactive_kind(Kind k) {
+    return k == Kind::Null || k == Kind::PersistInactive || k == Kind::PcollInactive;
+}
 inline bool is_complete_kind(Kind k) {
-    return k == Kind::GreqDone || k == Kind::GreqError || k == Kind::RecvDone ||
-           k == Kind::RecvTrunc || k == Kind::RecvCancelled || k == Kind::PersistDone;
+    return !is_inactive_kind(k) && static_cast<int>(k) < kSettledKinds;
 }
 inline bool is_persistent_kind(Kind k) {
-    return k == Kind::PersistInactive || k == Kind::PersistDone || k == Kind::PersistPending;
+    return k == Kind::PersistInactive || k == Kind::PersistDone || k == Kind::PersistPending ||
+           k == Kind::PcollInactive || k == Kind::PcollDone;
 }
 
 class RequestMix {
@@ -44,8 +59,16 @@ public:
     explicit RequestMix(int n)
         : reqs_(static_cast<size_t>(n), MPI_REQUEST_NULL),
           kinds_(static_cast<size_t>(n), Kind::Null),
-          bufs_(static_cast<size_t>(n)) {}
-    ~RequestMix() { clear(); }
+          bufs_(static_cast<size_t>(n)) {
+        MPI_Win_allocate(static_cast<MPI_Aint>(n * sizeof(int)), sizeof(int), MPI_INFO_NULL,
+                         MPI_COMM_SELF, &win_base_, &win_);
+        MPI_Win_lock_all(0, win_);
+    }
+    ~RequestMix() {
+        clear();
+        MPI_Win_unlock_all(win_);
+        MPI_Win_free(&win_);
+    }
     RequestMix(const RequestMix&) = delete;
     RequestMix& operator=(const RequestMix&) = delete;
 
@@ -58,7 +81,7 @@ public:
     // which is freed first).
     void post(int i, Kind k) {
         MPI_Request& r = reqs_.at(static_cast<size_t>(i));
-        if (kind(i) == Kind::PersistInactive) {
+        if (kind(i) == Kind::PersistInactive || kind(i) == Kind::PcollInactive) {
             MPI_Request_free(&r);
         }
         int* buf = bufs_.at(static_cast<size_t>(i)).data();
@@ -93,6 +116,23 @@ public:
                 MPI_Recv_init(buf, 1, MPI_INT, 0, tag, MPI_COMM_SELF, &r);
                 MPI_Start(&r);
                 break;
+            case Kind::PcollInactive:
+                MPI_Bcast_init(buf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, &r);
+                break;
+            case Kind::PcollDone:
+                MPI_Bcast_init(buf, 1, MPI_INT, 0, MPI_COMM_SELF, MPI_INFO_NULL, &r);
+                MPI_Start(&r);
+                break;
+            case Kind::NbcDone: MPI_Ibarrier(MPI_COMM_SELF, &r); break;
+            case Kind::RmaDone:
+                MPI_Rput(&rma_payload_, 1, MPI_INT, 0, i, 1, MPI_INT, win_, &r);
+                break;
+            case Kind::ClassDone: {
+                ClassOp& op = class_ops_.add(tag);
+                op.complete_on_poll = 1;
+                r = TestClass::get().allocate(op);
+                break;
+            }
         }
         kinds_.at(static_cast<size_t>(i)) = k;
     }
@@ -130,7 +170,9 @@ public:
     // After a destructive call completed slot i: null, or inactive if persistent.
     void completed(int i) {
         Kind& k = kinds_.at(static_cast<size_t>(i));
-        k = is_persistent_kind(k) ? Kind::PersistInactive : Kind::Null;
+        k = (k == Kind::PcollDone || k == Kind::PcollInactive) ? Kind::PcollInactive
+            : is_persistent_kind(k)                            ? Kind::PersistInactive
+                                                               : Kind::Null;
         if (k == Kind::Null && reqs_[static_cast<size_t>(i)] != MPI_REQUEST_NULL) {
             wrong_after_completion_++;
         }
@@ -158,10 +200,12 @@ public:
                     MPI_Request_free(&r);
                     break;
                 case Kind::PersistDone:
+                case Kind::PcollDone:
                     MPI_Wait(&r, MPI_STATUS_IGNORE);
                     MPI_Request_free(&r);
                     break;
-                case Kind::PersistInactive: MPI_Request_free(&r); break;
+                case Kind::PersistInactive:
+                case Kind::PcollInactive: MPI_Request_free(&r); break;
                 default: MPI_Wait(&r, MPI_STATUS_IGNORE); break;
             }
             kinds_[static_cast<size_t>(i)] = Kind::Null;
@@ -186,6 +230,10 @@ private:
     std::vector<std::array<int, 2>> bufs_;
     std::vector<MPI_Request> sends_;
     GreqFactory greqs_;
+    ClassOps class_ops_;
+    MPI_Win win_ = MPI_WIN_NULL;
+    int* win_base_ = nullptr;
+    int rma_payload_ = 5;
     int next_tag_ = 100;
     int wrong_after_completion_ = 0;
 };

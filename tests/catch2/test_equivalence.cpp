@@ -113,8 +113,7 @@ void compare_all(RequestMix& mix) {
     bool all_complete = true;
     for (int i = 0; i < n; i++) {
         was_complete.push_back(is_complete_kind(mix.kind(i)));
-        if (mix.kind(i) != Kind::Null && mix.kind(i) != Kind::PersistInactive &&
-            !was_complete.back()) {
+        if (!is_inactive_kind(mix.kind(i)) && !was_complete.back()) {
             all_complete = false;
         }
     }
@@ -158,7 +157,7 @@ TEST_CASE("property: the non-destructive forms answer what the destructive forms
             REQUIRE(mix.wrong_after_completion() == 0);
             for (int i = 0; i < n; i++) {
                 const Kind k = mix.kind(i);
-                if ((k == Kind::Null || k == Kind::PersistInactive) && rng() % 2 == 0) {
+                if (is_inactive_kind(k) && rng() % 2 == 0) {
                     mix.post_random(i, rng);
                 }
             }
@@ -181,7 +180,8 @@ TEST_CASE("property: get_status_all reports every status as MPI_Testall does, er
         const int n = 1 + static_cast<int>(rng() % 10);
         RequestMix mix(n);
         for (int i = 0; i < n; i++) {
-            mix.post(i, static_cast<Kind>(rng() % 8));  // null, inactive and complete kinds
+            // null, inactive and complete kinds
+            mix.post(i, static_cast<Kind>(rng() % kSettledKinds));
         }
         REQUIRE(mix.settle());
         int f1 = -1, f2 = -1;

@@ -127,3 +127,29 @@ TEST_CASE("MPI_STATUSES_IGNORE is never handed to poll_fn as an array") {
         CHECK(greqs.at(static_cast<size_t>(i)).frees == 1);
     }
 }
+
+TEST_CASE("a user-defined error class returned by a callback reaches the caller unchanged") {
+    ErrorsReturn errors_return;
+    int user_class = -1, user_code = -1;
+    MPI_Add_error_class(&user_class);
+    MPI_Add_error_code(user_class, &user_code);
+    MPI_Add_error_string(user_code, "the library's own error");
+    const int returned = GENERATE_COPY(user_class, user_code);
+    INFO("callback returns " << returned);
+
+    SECTION("query_fn, through MPI_Wait") {
+        GreqFactory greqs;
+        MPI_Request req = greqs.start(1, true, returned);
+        const int rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        CHECK(error_class(rc) == user_class);
+        CHECK(rc == returned);
+    }
+    SECTION("query_fn, through MPI_Waitall's status") {
+        GreqFactory greqs;
+        std::vector<MPI_Request> reqs = {greqs.start(1, true, returned), greqs.start(2)};
+        auto st = poisoned_statuses(2);
+        CHECK(error_class(MPI_Waitall(2, reqs.data(), st.data())) == MPI_ERR_IN_STATUS);
+        CHECK(error_class(st[0].MPI_ERROR) == user_class);
+        CHECK(st[1].MPI_ERROR == MPI_SUCCESS);
+    }
+}

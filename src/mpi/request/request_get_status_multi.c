@@ -63,15 +63,6 @@ static int convert_batch(int first, int count, const MPI_Request array_of_reques
     goto fn_exit;
 }
 
-/* The empty status of a null or inactive request: MPI_ANY_SOURCE, MPI_ANY_TAG, count 0, not
- * cancelled.  As in the Test and Wait forms, its MPI_ERROR is written only when
- * MPI_ERR_IN_STATUS is returned (then MPI_SUCCESS), so that a tool replacing MPI_Testany by
- * get_status_any + MPI_Test hands the application the very statuses MPI_Testany would. */
-static void set_empty_status(MPI_Status * status)
-{
-    MPIR_Status_set_empty(status);
-}
-
 /* Null handles become NULL pointers (counted in *n_null): a pass over the handles alone.  An
  * MPI_Message, a request object of kind MPROBE that the generic handle checks let pass, is
  * refused by the binding's own check of each request (MPI_ERR_REQUEST, with the message
@@ -88,6 +79,8 @@ static void prepare_request_ptrs(int count, const MPI_Request array_of_requests[
     }
 }
 
+#define NOT_QUERIED (-1)     /* error codes are never negative */
+
 int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_requests[],
                                      int *flag, MPI_Status array_of_statuses[])
 {
@@ -97,7 +90,8 @@ int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_reque
     int ignoring_status = (array_of_statuses == MPI_STATUSES_IGNORE);
     MPIR_Request *request_ptr_array[MPIR_REQUEST_PTR_ARRAY_SIZE];
     MPIR_Request **request_ptrs = request_ptr_array;
-    int *queried_rc = NULL;     /* the error of each generalized request, once queried */
+    /* the error of each generalized request its batch found complete, or NOT_QUERIED */
+    int *queried_rc = NULL;
     MPIR_CHKLMEM_DECL(2);
 
     /* As MPI_Testall, the handles are converted batch by batch, just before the device sees
@@ -121,6 +115,9 @@ int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_reque
         if (!(property & MPIR_REQUESTS_PROPERTY__NO_GREQUESTS) && queried_rc == NULL) {
             MPIR_CHKLMEM_MALLOC(queried_rc, int *, count * sizeof(int), mpi_errno,
                                 "generalized request errors", MPL_MEM_OBJECT);
+            for (int i = 0; i < count; i++) {
+                queried_rc[i] = NOT_QUERIED;
+            }
         }
 
         for (int i = ii; i < ii + icount; i++) {
@@ -173,11 +170,11 @@ int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_reque
 
         if (req == NULL || (MPIR_Request_is_complete(req) && !MPIR_Request_is_active(req))) {
             /* null and inactive requests */
-            set_empty_status(status);
-            if (mpi_errno == MPI_ERR_IN_STATUS) {
-                status->MPI_ERROR = MPI_SUCCESS;
-            }
-        } else if (MPIR_Request_is_complete(req)) {
+            MPIR_Status_set_empty(status);
+        } else if (MPIR_Request_is_complete(req) &&
+                   (req->kind != MPIR_REQUEST_KIND__GREQUEST || queried_rc[i] != NOT_QUERIED)) {
+            /* a generalized request that completed after its batch was looked at (progress in
+             * a later batch, another thread) is reported pending, as the flag says */
             int rc = (req->kind == MPIR_REQUEST_KIND__GREQUEST) ? queried_rc[i] :
                 MPIR_Request_status_peek(req, status);
             if (mpi_errno == MPI_ERR_IN_STATUS) {
@@ -240,22 +237,15 @@ int MPIR_Request_get_status_any_impl(int count, const MPI_Request array_of_reque
 
     if (*indx == MPI_UNDEFINED && n_null == count) {
         *flag = TRUE;
-        set_empty_status(status);
+        MPIR_Status_set_empty(status);
         MPIR_Request_scan_forget(array_of_requests, count);
         goto fn_exit;
     }
 
     if (*indx == MPI_UNDEFINED) {
-        int found = MPI_UNDEFINED;
-        /* the device scans in array order: hand it the pointers in scan order */
-        MPIR_Request_scan_rotate(request_ptrs, count, start);
-        mpi_errno = MPID_Testany(count - first_pending, &request_ptrs[first_pending], &found, flag,
-                                 status);
-        MPIR_Request_scan_rotate(request_ptrs, count, start ? count - start : 0);
+        mpi_errno = MPIR_Request_scan_device_any(count, request_ptrs, start, first_pending, indx,
+                                                 flag, status);
         MPIR_ERR_CHECK(mpi_errno);
-        if (found != MPI_UNDEFINED) {
-            *indx = MPIR_Request_scan_index(found + first_pending, start, count);
-        }
     }
 
     if (*indx != MPI_UNDEFINED) {
@@ -265,7 +255,7 @@ int MPIR_Request_get_status_any_impl(int count, const MPI_Request array_of_reque
         MPIR_ERR_CHECK(mpi_errno);
     } else if (*flag) {
         /* no active request */
-        set_empty_status(status);
+        MPIR_Status_set_empty(status);
         MPIR_Request_scan_forget(array_of_requests, count);
     } else if (unlikely(last_disabled_anysource != -1)) {
         MPIR_ERR_SET(mpi_errno, MPIX_ERR_PROC_FAILED_PENDING, "**failure_pending");

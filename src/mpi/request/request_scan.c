@@ -48,6 +48,15 @@ cvars:
  * completion_seq, which changes at completion processing and at free, so a slot re-posted
  * with a recycled request object is not mistaken for the one reported.
  *
+ * Address and count do not tell a re-posted array from a fresh one that sits where an earlier
+ * one sat (a binding that copies the handles into one buffer per call, a loop that reuses a
+ * stack array): a fresh array must start at index 0, as in every MPI.  So each cursor also
+ * keeps a witness: another request of the array, the first one after the index reported,
+ * that the call left in place (its slot, handle and completion_seq).  An array that still
+ * holds that very request, not completed since, in that slot is the same array (a flood loop
+ * re-posts only what completed); any other array starts at 0 and the cursor is dropped.  A
+ * call that leaves no other request in the array keeps no cursor: the next one starts at 0.
+ *
  * When MPI is threaded a spin lock protects the table, whatever the thread granularity: it
  * is held for a few loads and stores, never across a callback or progress. */
 
@@ -62,11 +71,14 @@ typedef struct scan_cursor {
     int pending_indx;           /* last index a non-destructive call reported, or -1 */
     MPIR_Request *pending_req;  /* the request it reported there */
     unsigned int pending_seq;   /* that request's completion_seq then */
-    unsigned int last_use;      /* for replacement: least recently used goes first */
+    int witness_indx;           /* the witness: a slot the call left holding a request, */
+    MPI_Request witness_handle; /* that request, */
+    unsigned int witness_seq;   /* and its completion_seq then */
+    uint64_t last_use;          /* for replacement: least recently used goes first */
 } scan_cursor;
 
 static scan_cursor scan_cursors[SCAN_SETS][SCAN_WAYS];
-static unsigned int scan_clock;
+static uint64_t scan_clock;     /* 64 bits: never wraps */
 static MPL_atomic_int_t scan_cursors_lock;
 
 static void cursors_lock(void)
@@ -122,7 +134,42 @@ static void cursor_take(scan_cursor * c, const MPI_Request array_of_requests[], 
     c->start = 0;
     c->pending_indx = -1;
     c->pending_req = NULL;
+    c->witness_indx = -1;
     c->last_use = ++scan_clock;
+}
+
+/* Records the first request after indx (wrapping) that the array still holds as the
+ * cursor's witness; returns FALSE when there is none. */
+static int witness_take(scan_cursor * c, const MPI_Request array_of_requests[], int count,
+                        int indx)
+{
+    for (int k = 1; k < count; k++) {
+        int i = MPIR_Request_scan_index(k, indx, count);
+        if (array_of_requests[i] != MPI_REQUEST_NULL) {
+            MPIR_Request *req;
+            MPIR_Request_get_ptr(array_of_requests[i], req);
+            c->witness_indx = i;
+            c->witness_handle = array_of_requests[i];
+            c->witness_seq = req->completion_seq;
+            return TRUE;
+        }
+    }
+    c->witness_indx = -1;
+    return FALSE;
+}
+
+/* Whether array_of_requests is the array the cursor was left on: it still holds the witness,
+ * not completed since, in its slot. */
+static int witness_holds(const scan_cursor * c, const MPI_Request array_of_requests[])
+{
+    int w = c->witness_indx;
+    MPIR_Request *req;
+
+    if (w < 0 || array_of_requests[w] != c->witness_handle) {
+        return FALSE;
+    }
+    MPIR_Request_get_ptr(array_of_requests[w], req);
+    return req->completion_seq == c->witness_seq;
 }
 
 static void reverse_ptrs(MPIR_Request * ptrs[], int lo, int hi)
@@ -154,6 +201,11 @@ int MPIR_Request_scan_begin(const MPI_Request array_of_requests[], MPIR_Request 
 
     cursors_lock();
     scan_cursor *c = cursor_find(array_of_requests, count, NULL);
+    if (c != NULL && !witness_holds(c, array_of_requests)) {
+        /* a fresh array where an earlier one sat: it starts at 0 */
+        c->array = NULL;
+        c = NULL;
+    }
     if (c != NULL) {
         int r = c->pending_indx;
         if (r >= 0) {
@@ -180,6 +232,25 @@ void MPIR_Request_scan_rotate(MPIR_Request * request_ptrs[], int count, int star
         reverse_ptrs(request_ptrs, start, count);
         reverse_ptrs(request_ptrs, 0, count);
     }
+}
+
+int MPIR_Request_scan_device_any(int count, MPIR_Request * request_ptrs[], int start, int first,
+                                 int *indx, int *flag, MPI_Status * status)
+{
+    int mpi_errno;
+    int found = MPI_UNDEFINED;
+
+    MPIR_Request_scan_rotate(request_ptrs, count, start);
+    if (flag != NULL) {
+        mpi_errno = MPID_Testany(count - first, &request_ptrs[first], &found, flag, status);
+    } else {
+        mpi_errno = MPID_Waitany(count - first, &request_ptrs[first], &found, status);
+    }
+    /* back in array order, whatever the device returned */
+    MPIR_Request_scan_rotate(request_ptrs, count, start ? count - start : 0);
+    *indx = (found == MPI_UNDEFINED) ? MPI_UNDEFINED :
+        MPIR_Request_scan_index(found + first, start, count);
+    return mpi_errno;
 }
 
 /* Puts ascending indices in scan order: those from start on first. */
@@ -221,6 +292,10 @@ void MPIR_Request_scan_served(const MPI_Request array_of_requests[], int count, 
     c->start = next;
     c->pending_indx = -1;
     c->pending_req = NULL;
+    if (!witness_take(c, array_of_requests, count, indx)) {
+        /* nothing left to tell this array from a fresh one: the next call starts at 0 */
+        c->array = NULL;
+    }
   fn_exit:
     cursors_unlock();
 }
@@ -246,6 +321,9 @@ void MPIR_Request_scan_reported(const MPI_Request array_of_requests[], int count
     c->pending_indx = indx;
     c->pending_req = request_ptr;
     c->pending_seq = request_ptr->completion_seq;
+    if (!witness_take(c, array_of_requests, count, indx)) {
+        c->array = NULL;
+    }
   fn_exit:
     cursors_unlock();
 }
