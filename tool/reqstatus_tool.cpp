@@ -9,6 +9,7 @@
 // completed: the index tells which request, and MPI_Wait* returns its status.
 #include <mpi.h>
 
+#include <cstddef>
 #include <vector>
 
 #include "completion_log.hpp"

@@ -4,13 +4,16 @@
 // pending generalized requests, a generalized request whose query_fn fails, a class request
 // (poll_fn and wait_fn) that its first poll completes, receives pending, complete, truncated and
 // cancelled, persistent receives complete and pending, a started persistent collective, a
-// nonblocking collective, an MPI_Rput.
+// nonblocking collective, an MPI_Rput, a ROMIO MPI_File_iwrite_at.
 #pragma once
 
 #include <mpi.h>
 
+#include <unistd.h>
+
 #include <array>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "greq_class_support.hpp"
@@ -35,13 +38,14 @@ enum class Kind {
     NbcDone,
     RmaDone,
     ClassDone,
+    RomioDone,
     // pending
     GreqPending,
     RecvPending,
     PersistPending,
 };
-constexpr int kSettledKinds = 13;  // the null, inactive and complete kinds come first
-constexpr int kKinds = 16;
+constexpr int kSettledKinds = 14;  // the null, inactive and complete kinds come first
+constexpr int kKinds = 17;
 
 inline bool is_inactive_kind(Kind k) {
     return k == Kind::Null || k == Kind::PersistInactive || k == Kind::PcollInactive;
@@ -63,9 +67,16 @@ public:
         MPI_Win_allocate(static_cast<MPI_Aint>(n * sizeof(int)), sizeof(int), MPI_INFO_NULL,
                          MPI_COMM_SELF, &win_base_, &win_);
         MPI_Win_lock_all(0, win_);
+        static int mixes = 0;
+        const std::string path = "/tmp/reqtest-mix." + std::to_string(getpid()) + "." +
+                                 std::to_string(mixes++);
+        MPI_File_open(MPI_COMM_SELF, path.c_str(),
+                      MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                      &file_);
     }
     ~RequestMix() {
         clear();
+        MPI_File_close(&file_);
         MPI_Win_unlock_all(win_);
         MPI_Win_free(&win_);
     }
@@ -126,6 +137,10 @@ public:
             case Kind::NbcDone: MPI_Ibarrier(MPI_COMM_SELF, &r); break;
             case Kind::RmaDone:
                 MPI_Rput(&rma_payload_, 1, MPI_INT, 0, i, 1, MPI_INT, win_, &r);
+                break;
+            case Kind::RomioDone:
+                MPI_File_iwrite_at(file_, static_cast<MPI_Offset>(i * sizeof(int)), &rma_payload_,
+                                   1, MPI_INT, &r);
                 break;
             case Kind::ClassDone: {
                 ClassOp& op = class_ops_.add(tag);
@@ -232,6 +247,7 @@ private:
     GreqFactory greqs_;
     ClassOps class_ops_;
     MPI_Win win_ = MPI_WIN_NULL;
+    MPI_File file_ = MPI_FILE_NULL;
     int* win_base_ = nullptr;
     int rma_payload_ = 5;
     int next_tag_ = 100;

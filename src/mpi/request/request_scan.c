@@ -138,24 +138,42 @@ static void cursor_take(scan_cursor * c, const MPI_Request array_of_requests[], 
     c->last_use = ++scan_clock;
 }
 
-/* Records the first request after indx (wrapping) that the array still holds as the
- * cursor's witness; returns FALSE when there is none. */
+/* Records a request the array still holds, other than the one at indx, as the cursor's witness:
+ * the first pending one after indx (wrapping), which the application is least likely to
+ * complete before the next call (a non-destructive call's reported requests are complete, and
+ * about to be completed), looking at WITNESS_LOOKS requests at most, so that a flood of complete
+ * requests costs O(1) here as in the scan; else the first one. Returns FALSE when there is none. */
+#define WITNESS_LOOKS 8
+
 static int witness_take(scan_cursor * c, const MPI_Request array_of_requests[], int count,
                         int indx)
 {
-    for (int k = 1; k < count; k++) {
+    int first = -1, looks = 0;
+    MPIR_Request *req;
+
+    for (int k = 1; k < count && looks < WITNESS_LOOKS; k++) {
         int i = MPIR_Request_scan_index(k, indx, count);
-        if (array_of_requests[i] != MPI_REQUEST_NULL) {
-            MPIR_Request *req;
-            MPIR_Request_get_ptr(array_of_requests[i], req);
-            c->witness_indx = i;
-            c->witness_handle = array_of_requests[i];
-            c->witness_seq = req->completion_seq;
-            return TRUE;
+        if (array_of_requests[i] == MPI_REQUEST_NULL) {
+            continue;
+        }
+        looks++;
+        MPIR_Request_get_ptr(array_of_requests[i], req);
+        if (!MPIR_Request_is_complete(req)) {
+            first = i;
+            break;
+        }
+        if (first < 0) {
+            first = i;
         }
     }
-    c->witness_indx = -1;
-    return FALSE;
+    c->witness_indx = first;
+    if (first < 0) {
+        return FALSE;
+    }
+    MPIR_Request_get_ptr(array_of_requests[first], req);
+    c->witness_handle = array_of_requests[first];
+    c->witness_seq = req->completion_seq;
+    return TRUE;
 }
 
 /* Whether array_of_requests is the array the cursor was left on: it still holds the witness,
