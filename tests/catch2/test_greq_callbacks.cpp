@@ -171,3 +171,48 @@ TEST_CASE("a user-defined error class returned by a callback reaches the caller 
         CHECK(MPI_Wait(&reqs[1], MPI_STATUS_IGNORE) == MPI_SUCCESS);
     }
 }
+
+namespace {
+
+// query_fn of a request that, when asked, completes another pending generalized request and
+// fails: the other request completes between get_status_all's pass over the requests and its
+// pass over the statuses.
+MPI_Request completed_by_query = MPI_REQUEST_NULL;
+int completing_query(void*, MPI_Status* status) {
+    MPI_Status_set_elements(status, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(status, 0);
+    status->MPI_SOURCE = MPI_UNDEFINED;
+    status->MPI_TAG = 9;
+    if (completed_by_query != MPI_REQUEST_NULL) {
+        MPI_Grequest_complete(completed_by_query);
+        completed_by_query = MPI_REQUEST_NULL;
+    }
+    return MPI_ERR_OTHER;
+}
+
+}  // namespace
+
+TEST_CASE("get_status_all: a request completing between its passes is reported as found") {
+    ErrorsReturn errors_return;
+    GreqFactory greqs;
+    MPI_Request pending = greqs.start(1, false);
+    MPI_Request failing = MPI_REQUEST_NULL;
+    GreqState failing_state;
+    MPI_Grequest_start(completing_query, counting_free, counting_cancel, &failing_state, &failing);
+    MPI_Grequest_complete(failing);
+    completed_by_query = pending;
+    std::vector<MPI_Request> reqs = {pending, failing};
+    auto st = poisoned_statuses(2);
+    int flag = -1;
+    const int rc = MPI_Request_get_status_all(2, reqs.data(), &flag, st.data());
+    CHECK(error_class(rc) == MPI_ERR_IN_STATUS);
+    // found pending by the pass that counted it: pending in its status too, never a stale value
+    CHECK(flag == 0);
+    CHECK(st[0].MPI_ERROR == MPI_ERR_PENDING);
+    CHECK(error_class(st[1].MPI_ERROR) == MPI_ERR_OTHER);
+    CHECK(completed_by_query == MPI_REQUEST_NULL);
+    greqs.at(0).completed = true;
+    CHECK(MPI_Wait(&reqs[0], MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(error_class(MPI_Wait(&reqs[1], MPI_STATUS_IGNORE)) == MPI_ERR_OTHER);
+    CHECK(failing_state.frees == 1);
+}
