@@ -79,6 +79,7 @@ TEST_CASE("MPI_Request_free: a complete MPI_Rput request") {
     MPI_Win win;
     MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
     *base = -1;
+    MPI_Barrier(MPI_COMM_WORLD);  // no put may land before its target has set -1
     MPI_Win_lock_all(0, win);
     const int target = (world_rank() + 1) % world_size();
     int value = world_rank();
