@@ -4,7 +4,9 @@
 // pending generalized requests, a generalized request whose query_fn fails, a class request
 // (poll_fn and wait_fn) that its first poll completes, receives pending, complete, truncated and
 // cancelled, persistent receives complete and pending, a started persistent collective, a
-// nonblocking collective, an MPI_Rput, a ROMIO MPI_File_iwrite_at.
+// nonblocking collective, an MPI_Rput, a ROMIO MPI_File_iwrite_at, partitioned receives inactive,
+// complete and active (the slot holds the MPI_Precv_init request; its MPI_Psend_init partner is
+// kept aside).
 #pragma once
 
 #include <mpi.h>
@@ -27,6 +29,7 @@ enum class Kind {
     Null,
     PersistInactive,
     PcollInactive,
+    PartInactive,
     // complete once settled
     GreqDone,
     GreqError,
@@ -39,23 +42,30 @@ enum class Kind {
     RmaDone,
     ClassDone,
     RomioDone,
+    PartDone,
     // pending
     GreqPending,
     RecvPending,
     PersistPending,
+    PartPending,
 };
-constexpr int kSettledKinds = 14;  // the null, inactive and complete kinds come first
-constexpr int kKinds = 17;
+constexpr int kSettledKinds = 16;  // the null, inactive and complete kinds come first
+constexpr int kKinds = 20;
 
 inline bool is_inactive_kind(Kind k) {
-    return k == Kind::Null || k == Kind::PersistInactive || k == Kind::PcollInactive;
+    return k == Kind::Null || k == Kind::PersistInactive || k == Kind::PcollInactive ||
+           k == Kind::PartInactive;
 }
 inline bool is_complete_kind(Kind k) {
     return !is_inactive_kind(k) && static_cast<int>(k) < kSettledKinds;
 }
 inline bool is_persistent_kind(Kind k) {
     return k == Kind::PersistInactive || k == Kind::PersistDone || k == Kind::PersistPending ||
-           k == Kind::PcollInactive || k == Kind::PcollDone;
+           k == Kind::PcollInactive || k == Kind::PcollDone || k == Kind::PartInactive ||
+           k == Kind::PartDone || k == Kind::PartPending;
+}
+inline bool is_partitioned_kind(Kind k) {
+    return k == Kind::PartInactive || k == Kind::PartDone || k == Kind::PartPending;
 }
 
 class RequestMix {
@@ -63,7 +73,9 @@ public:
     explicit RequestMix(int n)
         : reqs_(static_cast<size_t>(n), MPI_REQUEST_NULL),
           kinds_(static_cast<size_t>(n), Kind::Null),
-          bufs_(static_cast<size_t>(n)) {
+          bufs_(static_cast<size_t>(n)),
+          psends_(static_cast<size_t>(n), MPI_REQUEST_NULL),
+          tags_(static_cast<size_t>(n), 0) {
         MPI_Win_allocate(static_cast<MPI_Aint>(n * sizeof(int)), sizeof(int), MPI_INFO_NULL,
                          MPI_COMM_SELF, &win_base_, &win_);
         MPI_Win_lock_all(0, win_);
@@ -94,9 +106,12 @@ public:
         MPI_Request& r = reqs_.at(static_cast<size_t>(i));
         if (kind(i) == Kind::PersistInactive || kind(i) == Kind::PcollInactive) {
             MPI_Request_free(&r);
+        } else if (kind(i) == Kind::PartInactive) {
+            free_partitioned(i);
         }
         int* buf = bufs_.at(static_cast<size_t>(i)).data();
         const int tag = next_tag_++;
+        tags_.at(static_cast<size_t>(i)) = tag;
         switch (k) {
             case Kind::Null: r = MPI_REQUEST_NULL; break;
             case Kind::GreqDone: r = greqs_.start(tag); break;
@@ -142,6 +157,16 @@ public:
                 MPI_File_iwrite_at(file_, static_cast<MPI_Offset>(i * sizeof(int)), &rma_payload_,
                                    1, MPI_INT, &r);
                 break;
+            case Kind::PartInactive: init_partitioned(i, tag); break;
+            case Kind::PartDone:
+                init_partitioned(i, tag);
+                start_partitioned(i);
+                ready_partitioned(i);
+                break;
+            case Kind::PartPending:
+                init_partitioned(i, tag);
+                start_partitioned(i);
+                break;
             case Kind::ClassDone: {
                 ClassOp& op = class_ops_.add(tag);
                 op.complete_on_poll = 1;
@@ -166,6 +191,8 @@ public:
                 return flag != 0;
             });
             if (!done) {
+                std::fprintf(stderr, "settle: slot %d of kind %d never completes\n", i,
+                             static_cast<int>(kind(i)));
                 return false;
             }
         }
@@ -178,6 +205,36 @@ public:
             if (kind(i) == Kind::GreqPending && rng() % 3 == 0) {
                 GreqFactory::complete(*greqs_.live(reqs_[static_cast<size_t>(i)]));
                 kinds_[static_cast<size_t>(i)] = Kind::GreqDone;
+            } else if (kind(i) == Kind::PartPending && rng() % 3 == 0) {
+                ready_partitioned(i);
+                kinds_[static_cast<size_t>(i)] = Kind::PartDone;
+            }
+        }
+    }
+
+    // Every pending request becomes complete: its message is sent, its library completes it,
+    // its partner marks its partition ready.
+    void complete_all_pending() {
+        for (int i = 0; i < size(); i++) {
+            Kind& k = kinds_[static_cast<size_t>(i)];
+            switch (k) {
+                case Kind::GreqPending:
+                    GreqFactory::complete(*greqs_.live(reqs_[static_cast<size_t>(i)]));
+                    k = Kind::GreqDone;
+                    break;
+                case Kind::RecvPending:
+                    send(tags_[static_cast<size_t>(i)], 1);
+                    k = Kind::RecvDone;
+                    break;
+                case Kind::PersistPending:
+                    send(tags_[static_cast<size_t>(i)], 1);
+                    k = Kind::PersistDone;
+                    break;
+                case Kind::PartPending:
+                    ready_partitioned(i);
+                    k = Kind::PartDone;
+                    break;
+                default: break;
             }
         }
     }
@@ -186,6 +243,7 @@ public:
     void completed(int i) {
         Kind& k = kinds_.at(static_cast<size_t>(i));
         k = (k == Kind::PcollDone || k == Kind::PcollInactive) ? Kind::PcollInactive
+            : is_partitioned_kind(k)                           ? Kind::PartInactive
             : is_persistent_kind(k)                            ? Kind::PersistInactive
                                                                : Kind::Null;
         if (k == Kind::Null && reqs_[static_cast<size_t>(i)] != MPI_REQUEST_NULL) {
@@ -221,6 +279,16 @@ public:
                     break;
                 case Kind::PersistInactive:
                 case Kind::PcollInactive: MPI_Request_free(&r); break;
+                case Kind::PartPending:
+                    ready_partitioned(i);
+                    MPI_Wait(&r, MPI_STATUS_IGNORE);
+                    free_partitioned(i);
+                    break;
+                case Kind::PartDone:
+                    MPI_Wait(&r, MPI_STATUS_IGNORE);
+                    free_partitioned(i);
+                    break;
+                case Kind::PartInactive: free_partitioned(i); break;
                 default: MPI_Wait(&r, MPI_STATUS_IGNORE); break;
             }
             kinds_[static_cast<size_t>(i)] = Kind::Null;
@@ -234,6 +302,28 @@ public:
     }
 
 private:
+    // A partitioned receive in slot i (one partition of one int) with its send partner.
+    void init_partitioned(int i, int tag) {
+        MPI_Precv_init(bufs_.at(static_cast<size_t>(i)).data(), 1, 1, MPI_INT, 0, tag,
+                       MPI_COMM_SELF, MPI_INFO_NULL, &reqs_.at(static_cast<size_t>(i)));
+        MPI_Psend_init(&rma_payload_, 1, 1, MPI_INT, 0, tag, MPI_COMM_SELF, MPI_INFO_NULL,
+                       &psends_.at(static_cast<size_t>(i)));
+    }
+    void start_partitioned(int i) {
+        MPI_Start(&reqs_.at(static_cast<size_t>(i)));
+        MPI_Start(&psends_.at(static_cast<size_t>(i)));
+    }
+    // The send side marks its partition ready and completes; the receive then completes.
+    void ready_partitioned(int i) {
+        MPI_Pready(0, psends_.at(static_cast<size_t>(i)));
+        MPI_Wait(&psends_.at(static_cast<size_t>(i)), MPI_STATUS_IGNORE);
+    }
+    // Both sides inactive: freed.
+    void free_partitioned(int i) {
+        MPI_Request_free(&reqs_.at(static_cast<size_t>(i)));
+        MPI_Request_free(&psends_.at(static_cast<size_t>(i)));
+    }
+
     void send(int tag, int count) {
         static const int payload[2] = {7, 8};
         sends_.emplace_back(MPI_REQUEST_NULL);
@@ -243,6 +333,8 @@ private:
     std::vector<MPI_Request> reqs_;
     std::vector<Kind> kinds_;
     std::vector<std::array<int, 2>> bufs_;
+    std::vector<MPI_Request> psends_;
+    std::vector<int> tags_;
     std::vector<MPI_Request> sends_;
     GreqFactory greqs_;
     ClassOps class_ops_;

@@ -197,45 +197,19 @@ int MPIR_Request_get_status_any_impl(int count, const MPI_Request array_of_reque
                                      MPI_Status * status)
 {
     int mpi_errno = MPI_SUCCESS;
-    int n_null = 0;
-    int first_pending = count;
-    int last_disabled_anysource = -1;
+    MPIR_Request_first_pass_t pass;
     int start;
-
-    *flag = FALSE;
-    *indx = MPI_UNDEFINED;
 
     /* the scan visits index MPIR_Request_scan_index(k, start, count) at its k-th step */
     start = MPIR_Request_scan_begin(array_of_requests, request_ptrs, count);
 
     /* As MPI_Testany: a request that is already complete is reported without progress;
-     * complete but inactive (persistent) requests are skipped.  Null handles are counted on
-     * the way: only a scan that finds nothing complete needs their number, and it sees all. */
-    for (int k = 0; k < count; k++) {
-        int i = MPIR_Request_scan_index(k, start, count);
-        MPIR_Request *req = request_ptrs[i];
+     * complete but inactive (persistent) requests are skipped. */
+    MPIR_Request_scan_first_pass(count, array_of_requests, request_ptrs, start, &pass);
+    *indx = pass.indx;
+    *flag = (pass.indx != MPI_UNDEFINED);
 
-        if (array_of_requests[i] == MPI_REQUEST_NULL) {
-            request_ptrs[i] = NULL;
-            n_null++;
-            continue;
-        }
-        if (unlikely(MPIR_Request_is_anysrc_mismatched(req))) {
-            last_disabled_anysource = i;
-        }
-        if (MPIR_Request_is_complete(req)) {
-            if (MPIR_Request_is_active(req)) {
-                *indx = i;
-                *flag = TRUE;
-                break;
-            }
-            request_ptrs[i] = NULL;
-        } else if (first_pending == count) {
-            first_pending = k;
-        }
-    }
-
-    if (*indx == MPI_UNDEFINED && n_null == count) {
+    if (*indx == MPI_UNDEFINED && pass.n_null == count) {
         *flag = TRUE;
         MPIR_Status_set_empty(status);
         MPIR_Request_scan_forget(array_of_requests, count);
@@ -243,8 +217,8 @@ int MPIR_Request_get_status_any_impl(int count, const MPI_Request array_of_reque
     }
 
     if (*indx == MPI_UNDEFINED) {
-        mpi_errno = MPIR_Request_scan_device_any(count, request_ptrs, start, first_pending, indx,
-                                                 flag, status);
+        mpi_errno = MPIR_Request_scan_device_any(count, request_ptrs, start, pass.first_pending,
+                                                 indx, flag, status);
         MPIR_ERR_CHECK(mpi_errno);
     }
 
@@ -257,7 +231,7 @@ int MPIR_Request_get_status_any_impl(int count, const MPI_Request array_of_reque
         /* no active request */
         MPIR_Status_set_empty(status);
         MPIR_Request_scan_forget(array_of_requests, count);
-    } else if (unlikely(last_disabled_anysource != -1)) {
+    } else if (unlikely(pass.last_disabled_anysource != -1)) {
         MPIR_ERR_SET(mpi_errno, MPIX_ERR_PROC_FAILED_PENDING, "**failure_pending");
         if (status != MPI_STATUS_IGNORE) {
             status->MPI_ERROR = mpi_errno;

@@ -252,6 +252,39 @@ void MPIR_Request_scan_rotate(MPIR_Request * request_ptrs[], int count, int star
     }
 }
 
+void MPIR_Request_scan_first_pass(int count, const MPI_Request array_of_requests[],
+                                  MPIR_Request * request_ptrs[], int start,
+                                  MPIR_Request_first_pass_t * found)
+{
+    found->indx = MPI_UNDEFINED;
+    found->n_null = 0;
+    found->first_pending = count;
+    found->last_disabled_anysource = -1;
+
+    for (int k = 0; k < count; k++) {
+        int i = MPIR_Request_scan_index(k, start, count);
+        MPIR_Request *req = request_ptrs[i];
+
+        if (array_of_requests[i] == MPI_REQUEST_NULL) {
+            request_ptrs[i] = NULL;
+            found->n_null++;
+            continue;
+        }
+        if (unlikely(MPIR_Request_is_anysrc_mismatched(req))) {
+            found->last_disabled_anysource = i;
+        }
+        if (MPIR_Request_is_complete(req)) {
+            if (MPIR_Request_is_active(req)) {
+                found->indx = i;
+                return;
+            }
+            request_ptrs[i] = NULL;
+        } else if (found->first_pending == count) {
+            found->first_pending = k;
+        }
+    }
+}
+
 int MPIR_Request_scan_device_any(int count, MPIR_Request * request_ptrs[], int start, int first,
                                  int *indx, int *flag, MPI_Status * status)
 {
