@@ -3,10 +3,12 @@
 // null, inactive persistent receives and collectives (never started, or completed), complete and
 // pending generalized requests, a generalized request whose query_fn fails, a class request
 // (poll_fn and wait_fn) that its first poll completes, receives pending, complete, truncated and
-// cancelled, persistent receives complete and pending, a started persistent collective, a
-// nonblocking collective, an MPI_Rput, a ROMIO MPI_File_iwrite_at, partitioned receives inactive,
-// complete and active (the slot holds the MPI_Precv_init request; its MPI_Psend_init partner is
-// kept aside).
+// cancelled, a send (its receive kept aside), persistent receives complete and pending, a started
+// persistent collective, a nonblocking collective, an MPI_Rput and an MPI_Rget, a ROMIO
+// MPI_File_iwrite_at, partitioned receives inactive, complete and active (the slot holds the
+// MPI_Precv_init request; its MPI_Psend_init partner is kept aside), and a class request that
+// stays pending until the test says its operation is over (then poll_fn or wait_fn completes
+// it).
 #pragma once
 
 #include <mpi.h>
@@ -14,6 +16,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <deque>
 #include <random>
 #include <string>
 #include <vector>
@@ -43,14 +46,17 @@ enum class Kind {
     ClassDone,
     RomioDone,
     PartDone,
+    SendDone,
+    RgetDone,
     // pending
     GreqPending,
     RecvPending,
     PersistPending,
     PartPending,
+    ClassPending,
 };
-constexpr int kSettledKinds = 16;  // the null, inactive and complete kinds come first
-constexpr int kKinds = 20;
+constexpr int kSettledKinds = 18;  // the null, inactive and complete kinds come first
+constexpr int kKinds = 23;
 
 inline bool is_inactive_kind(Kind k) {
     return k == Kind::Null || k == Kind::PersistInactive || k == Kind::PcollInactive ||
@@ -75,7 +81,8 @@ public:
           kinds_(static_cast<size_t>(n), Kind::Null),
           bufs_(static_cast<size_t>(n)),
           psends_(static_cast<size_t>(n), MPI_REQUEST_NULL),
-          tags_(static_cast<size_t>(n), 0) {
+          tags_(static_cast<size_t>(n), 0),
+          class_slot_ops_(static_cast<size_t>(n), nullptr) {
         MPI_Win_allocate(static_cast<MPI_Aint>(n * sizeof(int)), sizeof(int), MPI_INFO_NULL,
                          MPI_COMM_SELF, &win_base_, &win_);
         MPI_Win_lock_all(0, win_);
@@ -153,6 +160,16 @@ public:
             case Kind::RmaDone:
                 MPI_Rput(&rma_payload_, 1, MPI_INT, 0, i, 1, MPI_INT, win_, &r);
                 break;
+            case Kind::RgetDone:
+                MPI_Rget(buf, 1, MPI_INT, 0, i, 1, MPI_INT, win_, &r);
+                break;
+            case Kind::SendDone:
+                side_recvs_.emplace_back(MPI_REQUEST_NULL);
+                side_recv_bufs_.emplace_back(-1);
+                MPI_Irecv(&side_recv_bufs_.back(), 1, MPI_INT, 0, tag, MPI_COMM_SELF,
+                          &side_recvs_.back());
+                MPI_Isend(&rma_payload_, 1, MPI_INT, 0, tag, MPI_COMM_SELF, &r);
+                break;
             case Kind::RomioDone:
                 MPI_File_iwrite_at(file_, static_cast<MPI_Offset>(i * sizeof(int)), &rma_payload_,
                                    1, MPI_INT, &r);
@@ -170,6 +187,13 @@ public:
             case Kind::ClassDone: {
                 ClassOp& op = class_ops_.add(tag);
                 op.complete_on_poll = 1;
+                r = TestClass::get().allocate(op);
+                break;
+            }
+            case Kind::ClassPending: {
+                ClassOp& op = class_ops_.add(tag);
+                op.deadline = 1e300;  // over when class_over() says so
+                class_slot_ops_[static_cast<size_t>(i)] = &op;
                 r = TestClass::get().allocate(op);
                 break;
             }
@@ -208,6 +232,9 @@ public:
             } else if (kind(i) == Kind::PartPending && rng() % 3 == 0) {
                 ready_partitioned(i);
                 kinds_[static_cast<size_t>(i)] = Kind::PartDone;
+            } else if (kind(i) == Kind::ClassPending && rng() % 3 == 0) {
+                class_over(i);
+                kinds_[static_cast<size_t>(i)] = Kind::ClassDone;
             }
         }
     }
@@ -233,6 +260,10 @@ public:
                 case Kind::PartPending:
                     ready_partitioned(i);
                     k = Kind::PartDone;
+                    break;
+                case Kind::ClassPending:
+                    class_over(i);
+                    k = Kind::ClassDone;
                     break;
                 default: break;
             }
@@ -289,6 +320,10 @@ public:
                     free_partitioned(i);
                     break;
                 case Kind::PartInactive: free_partitioned(i); break;
+                case Kind::ClassPending:
+                    class_over(i);
+                    MPI_Wait(&r, MPI_STATUS_IGNORE);
+                    break;
                 default: MPI_Wait(&r, MPI_STATUS_IGNORE); break;
             }
             kinds_[static_cast<size_t>(i)] = Kind::Null;
@@ -297,11 +332,24 @@ public:
             MPI_Wait(&s, MPI_STATUS_IGNORE);
         }
         sends_.clear();
+        for (auto& s : side_recvs_) {
+            MPI_Wait(&s, MPI_STATUS_IGNORE);
+        }
+        side_recvs_.clear();
+        side_recv_bufs_.clear();
         int index = 0, flag = 0;
         MPI_Testany(size(), data(), &index, &flag, MPI_STATUS_IGNORE);
     }
 
 private:
+    // The operation of the pending class request in slot i is over: its next poll_fn or wait_fn
+    // completes it.
+    void class_over(int i) {
+        ClassOp*& op = class_slot_ops_.at(static_cast<size_t>(i));
+        op->deadline = 0;
+        op = nullptr;
+    }
+
     // A partitioned receive in slot i (one partition of one int) with its send partner.
     void init_partitioned(int i, int tag) {
         MPI_Precv_init(bufs_.at(static_cast<size_t>(i)).data(), 1, 1, MPI_INT, 0, tag,
@@ -336,6 +384,9 @@ private:
     std::vector<MPI_Request> psends_;
     std::vector<int> tags_;
     std::vector<MPI_Request> sends_;
+    std::vector<MPI_Request> side_recvs_;  // the receives of SendDone slots
+    std::deque<int> side_recv_bufs_;        // their buffers (a deque: they never move)
+    std::vector<ClassOp*> class_slot_ops_;  // the op of each ClassPending slot
     GreqFactory greqs_;
     ClassOps class_ops_;
     MPI_Win win_ = MPI_WIN_NULL;
