@@ -218,7 +218,8 @@ TEST_CASE("MPIR_CVAR_GREQUEST_WAIT_BATCH and _TIMEOUT_MAX through MPI_T") {
     SECTION("batching off: one request per wait_fn call") {
         CvarSetting<int> batch("MPIR_CVAR_GREQUEST_WAIT_BATCH", 0);
         REQUIRE(batch.ok());
-        std::vector<MPI_Request> reqs = allocate_timed(ops, n, 0.002);
+        // due in 30 ms, so they are still pending when MPI_Waitall starts even on a busy machine
+        std::vector<MPI_Request> reqs = allocate_timed(ops, n, 0.030);
         cls.wait_calls.clear();
         REQUIRE(MPI_Waitall(n, reqs.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
         REQUIRE_FALSE(cls.wait_calls.empty());

@@ -396,6 +396,36 @@ TEST_CASE("MPI_Wait and MPI_Test raise a ROMIO request's error on the file's err
     }
 }
 
+TEST_CASE("MPI_Request_get_status raises a ROMIO request's error on the file, not the communicator") {
+    CountingCommHandlers comm_handlers;
+    PrivateFile file;
+    handler_calls = HandlerCalls{};
+    CountingFileHandler counting_file(file.fh);
+    std::vector<char> block(65536, 'x');
+    FileSizeLimit limit(1 << 20);
+    MPI_Request req = failing_write(file.fh, block);
+    alarm(60);
+    int flag = 0, rc = MPI_SUCCESS;
+    REQUIRE(poll_until([&] {
+        rc = MPI_Request_get_status(req, &flag, MPI_STATUS_IGNORE);
+        return flag != 0 || rc != MPI_SUCCESS;
+    }));
+    // reported, not completed: the request is still the caller's
+    CHECK(flag == 1);
+    CHECK(req != MPI_REQUEST_NULL);
+    CHECK(error_class(rc) == MPI_ERR_IO);
+    CHECK(says_file_too_large(rc));
+    CHECK(handler_calls.comm == 0);
+    CHECK(handler_calls.files == std::vector<MPI_File>{file.fh});
+    // completing it reports the same error on the same file, and frees it
+    const int wait_rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    alarm(0);
+    CHECK(req == MPI_REQUEST_NULL);
+    CHECK(error_class(wait_rc) == MPI_ERR_IO);
+    CHECK(handler_calls.comm == 0);
+    CHECK(handler_calls.files == std::vector<MPI_File>{file.fh, file.fh});
+}
+
 namespace {
 
 // Two private files, each with the counting handler, the counting handler on MPI_COMM_SELF and
