@@ -87,6 +87,7 @@ int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_reque
     int mpi_errno = MPI_SUCCESS;
     int n_completed = 0;
     int proc_failure = FALSE;
+    int progress_made = 0;
     int ignoring_status = (array_of_statuses == MPI_STATUSES_IGNORE);
     MPIR_Request *request_ptr_array[MPIR_REQUEST_PTR_ARRAY_SIZE];
     MPIR_Request **request_ptrs = request_ptr_array;
@@ -110,8 +111,12 @@ int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_reque
         MPIR_ERR_CHECK(mpi_errno);
         mpi_errno = MPID_Testall(icount, &request_ptrs[ii], &batch_flag,
                                  ignoring_status ? MPI_STATUSES_IGNORE : &array_of_statuses[ii],
-                                 property);
+                                 property | progress_made);
         MPIR_ERR_CHECK(mpi_errno);
+        if (!batch_flag) {
+            /* this batch made the call's one progress poll, as in MPI_Testall */
+            progress_made = MPIR_REQUESTS_PROPERTY__PROGRESS_MADE;
+        }
         if (!(property & MPIR_REQUESTS_PROPERTY__NO_GREQUESTS) && queried_rc == NULL) {
             MPIR_CHKLMEM_MALLOC(queried_rc, int *, count * sizeof(int), mpi_errno,
                                 "generalized request errors", MPL_MEM_OBJECT);

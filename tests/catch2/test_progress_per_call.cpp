@@ -1,0 +1,242 @@
+// How much progress one Test or get_status call makes (patches 0022, 0023): at most one
+// progress poll per call, none when the call finds something to report, and each pending
+// generalized request's poll_fn called at most once per call.
+//
+// The progress polls of a call are counted with a "probe": a class request in no array, which
+// the progress engine's hook polls once per progress poll (it is never named by a call, so the
+// hook never leaves it out). Its poll count across one call is the call's progress polls.
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "greq_class_support.hpp"
+#include "mpi_test_support.hpp"
+
+using namespace reqtest;
+
+namespace {
+
+constexpr double kNever = 3600.0;  // a deadline no test reaches
+
+// One completion call on an array; the destructive forms only ever see arrays in which they
+// complete nothing, or whose completions the test expects.
+struct Form {
+    std::string name;
+    std::function<void(std::vector<MPI_Request>&)> call;
+};
+
+std::vector<Form> test_and_get_status_forms() {
+    return {
+        {"MPI_Testany", [](std::vector<MPI_Request>& r) {
+             int index = -7, flag = -7;
+             MPI_Status st;
+             REQUIRE(MPI_Testany(static_cast<int>(r.size()), r.data(), &index, &flag, &st) ==
+                     MPI_SUCCESS);
+         }},
+        {"MPI_Testsome", [](std::vector<MPI_Request>& r) {
+             int out = -7;
+             std::vector<int> idx(r.size());
+             std::vector<MPI_Status> st(r.size());
+             REQUIRE(MPI_Testsome(static_cast<int>(r.size()), r.data(), &out, idx.data(),
+                                  st.data()) == MPI_SUCCESS);
+         }},
+        {"MPI_Testall", [](std::vector<MPI_Request>& r) {
+             int flag = -7;
+             std::vector<MPI_Status> st(r.size());
+             REQUIRE(MPI_Testall(static_cast<int>(r.size()), r.data(), &flag, st.data()) ==
+                     MPI_SUCCESS);
+         }},
+        {"MPI_Request_get_status_any", [](std::vector<MPI_Request>& r) {
+             int index = -7, flag = -7;
+             MPI_Status st;
+             REQUIRE(MPI_Request_get_status_any(static_cast<int>(r.size()), r.data(), &index,
+                                                &flag, &st) == MPI_SUCCESS);
+         }},
+        {"MPI_Request_get_status_some", [](std::vector<MPI_Request>& r) {
+             int out = -7;
+             std::vector<int> idx(r.size());
+             std::vector<MPI_Status> st(r.size());
+             REQUIRE(MPI_Request_get_status_some(static_cast<int>(r.size()), r.data(), &out,
+                                                 idx.data(), st.data()) == MPI_SUCCESS);
+         }},
+        {"MPI_Request_get_status_all", [](std::vector<MPI_Request>& r) {
+             int flag = -7;
+             std::vector<MPI_Status> st(r.size());
+             REQUIRE(MPI_Request_get_status_all(static_cast<int>(r.size()), r.data(), &flag,
+                                                st.data()) == MPI_SUCCESS);
+         }},
+    };
+}
+
+// n receives on MPI_COMM_SELF that nothing matches
+std::vector<MPI_Request> pending_receives(int n, std::vector<int>& bufs) {
+    bufs.assign(n, 0);
+    std::vector<MPI_Request> reqs(n);
+    for (int i = 0; i < n; i++) {
+        MPI_Irecv(&bufs[i], 1, MPI_INT, 0, 1000 + i, MPI_COMM_SELF, &reqs[i]);
+    }
+    return reqs;
+}
+
+void cancel_all(std::vector<MPI_Request>& reqs) {
+    for (MPI_Request& r : reqs) {
+        if (r != MPI_REQUEST_NULL) {
+            MPI_Cancel(&r);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+        }
+    }
+}
+
+// Completes reqs[i] (a receive of pending_receives) by a send to self, and waits with the
+// non-destructive MPI_Request_get_status until it is complete.
+void complete_receive(std::vector<MPI_Request>& reqs, int i) {
+    int value = 42;
+    MPI_Send(&value, 1, MPI_INT, 0, 1000 + i, MPI_COMM_SELF);
+    int flag = 0;
+    REQUIRE(poll_until([&] {
+        MPI_Request_get_status(reqs[i], &flag, MPI_STATUS_IGNORE);
+        return flag != 0;
+    }));
+}
+
+// Progress polls made by `call`: the probe's poll_fn calls across it.
+int progress_polls(ClassOp& probe, const std::function<void()>& call) {
+    const int before = probe.polls;
+    call();
+    return probe.polls - before;
+}
+
+}  // namespace
+
+TEST_CASE("a Test or get_status call that finds nothing makes exactly one progress poll") {
+    ClassOps ops;
+    ClassOp& probe = ops.add(1);
+    probe.deadline = MPI_Wtime() + kNever;
+    TestClass::get().allocate(probe);
+
+    for (int n : {1, 8, 64, 65, 512}) {
+        std::vector<int> bufs;
+        std::vector<MPI_Request> reqs = pending_receives(n, bufs);
+        for (const Form& form : test_and_get_status_forms()) {
+            INFO(form.name << " over " << n << " pending receives");
+            CHECK(progress_polls(probe, [&] { form.call(reqs); }) == 1);
+        }
+        INFO("MPI_Test on one pending receive");
+        CHECK(progress_polls(probe, [&] {
+                  int flag = -7;
+                  MPI_Test(&reqs[0], &flag, MPI_STATUS_IGNORE);
+                  CHECK(flag == 0);
+              }) == 1);
+        cancel_all(reqs);
+    }
+    probe.deadline = 0;
+}
+
+TEST_CASE("a Test or get_status call that finds something to report makes no progress poll") {
+    ClassOps ops;
+    ClassOp& probe = ops.add(1);
+    probe.deadline = MPI_Wtime() + kNever;
+    TestClass::get().allocate(probe);
+    const int n = 512;
+
+    SECTION("any and some forms: one complete receive among pending ones") {
+        for (const Form& form : test_and_get_status_forms()) {
+            if (form.name.find("all") != std::string::npos) {
+                continue;  // checked in the next sections
+            }
+            std::vector<int> bufs;
+            std::vector<MPI_Request> reqs = pending_receives(n, bufs);
+            complete_receive(reqs, 300);
+            INFO(form.name << " over " << n << " receives, index 300 complete");
+            CHECK(progress_polls(probe, [&] { form.call(reqs); }) == 0);
+            cancel_all(reqs);
+        }
+    }
+    SECTION("all forms: every receive complete") {
+        for (const char* name : {"MPI_Request_get_status_all", "MPI_Testall"}) {
+            std::vector<int> bufs;
+            std::vector<MPI_Request> reqs = pending_receives(n, bufs);
+            for (int i = 0; i < n; i++) {
+                complete_receive(reqs, i);
+            }
+            for (const Form& form : test_and_get_status_forms()) {
+                if (form.name == name) {
+                    INFO(form.name << " over " << n << " complete receives");
+                    CHECK(progress_polls(probe, [&] { form.call(reqs); }) == 0);
+                }
+            }
+            cancel_all(reqs);
+        }
+    }
+    SECTION("all forms: one receive pending in the last batch: one poll for the whole call") {
+        for (const char* name : {"MPI_Request_get_status_all", "MPI_Testall"}) {
+            std::vector<int> bufs;
+            std::vector<MPI_Request> reqs = pending_receives(n, bufs);
+            for (int i = 0; i < n - 1; i++) {
+                complete_receive(reqs, i);
+            }
+            for (const Form& form : test_and_get_status_forms()) {
+                if (form.name == name) {
+                    INFO(form.name << " over " << n << " receives, the last one pending");
+                    CHECK(progress_polls(probe, [&] { form.call(reqs); }) == 1);
+                }
+            }
+            cancel_all(reqs);
+        }
+    }
+    probe.deadline = 0;
+}
+
+TEST_CASE("each pending class request's poll_fn runs once per Test or get_status call") {
+    constexpr int n = 256;  // four MPI_Testall batches
+    ClassOps ops;
+    ClassOp& probe = ops.add(1);
+    probe.deadline = MPI_Wtime() + kNever;
+    TestClass::get().allocate(probe);
+    std::vector<MPI_Request> reqs;
+    for (int i = 0; i < n; i++) {
+        ClassOp& op = ops.add(100 + i);
+        op.deadline = MPI_Wtime() + kNever;
+        reqs.push_back(TestClass::get().allocate(op));
+    }
+    auto polls_of = [&] {
+        std::vector<int> polls;
+        for (size_t i = 1; i < ops.size(); i++) {
+            polls.push_back(ops[i].polls);
+        }
+        return polls;
+    };
+
+    for (const Form& form : test_and_get_status_forms()) {
+        INFO(form.name << " over " << n << " pending class requests");
+        std::vector<int> before = polls_of();
+        const int probe_before = probe.polls;
+        form.call(reqs);
+        std::vector<int> after = polls_of();
+        int not_once = 0;
+        for (int i = 0; i < n; i++) {
+            if (after[i] - before[i] != 1) {
+                if (not_once++ == 0) {
+                    UNSCOPED_INFO("request " << i << ": " << after[i] - before[i] << " polls");
+                }
+            }
+        }
+        CHECK(not_once == 0);
+        CHECK(probe.polls - probe_before == 1);  // the call made its one progress poll
+    }
+    {
+        INFO("MPI_Test on one of them");
+        const int before = ops[1].polls;
+        const int probe_before = probe.polls;
+        int flag = -7;
+        MPI_Test(&reqs[0], &flag, MPI_STATUS_IGNORE);
+        CHECK(flag == 0);
+        CHECK(ops[1].polls - before == 1);
+        CHECK(probe.polls - probe_before == 1);
+    }
+    for (size_t i = 0; i < ops.size(); i++) {
+        ops[i].deadline = 0;
+    }
+}
