@@ -1,14 +1,19 @@
-// How much progress one Test or get_status call makes (patches 0022, 0023): at most one
-// progress poll per call, none when the call finds something to report, and each pending
-// generalized request's poll_fn called at most once per call.
+// How much progress one Test or get_status call makes (patches 0022, 0023): exactly one
+// progress poll per call, made before the call looks at its requests (so it reports what that
+// poll completed, and a non-destructive call that finds something complete still makes
+// progress: test_completion.cpp's two waves wait with get_status_some for a second request
+// while the first stays complete), and each pending generalized request's poll_fn called once
+// per call.
 //
 // The progress polls of a call are counted with a "probe": a class request in no array, which
 // the progress engine's hook polls once per progress poll (it is never named by a call, so the
 // hook never leaves it out). Its poll count across one call is the call's progress polls.
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "greq_class_support.hpp"
@@ -134,7 +139,7 @@ TEST_CASE("a Test or get_status call that finds nothing makes exactly one progre
     probe.deadline = 0;
 }
 
-TEST_CASE("a Test or get_status call that finds something to report makes no progress poll") {
+TEST_CASE("a Test or get_status call that finds something to report makes its one progress poll") {
     ClassOps ops;
     ClassOp& probe = ops.add(1);
     probe.deadline = MPI_Wtime() + kNever;
@@ -150,7 +155,7 @@ TEST_CASE("a Test or get_status call that finds something to report makes no pro
             std::vector<MPI_Request> reqs = pending_receives(n, bufs);
             complete_receive(reqs, 300);
             INFO(form.name << " over " << n << " receives, index 300 complete");
-            CHECK(progress_polls(probe, [&] { form.call(reqs); }) == 0);
+            CHECK(progress_polls(probe, [&] { form.call(reqs); }) == 1);
             cancel_all(reqs);
         }
     }
@@ -164,7 +169,7 @@ TEST_CASE("a Test or get_status call that finds something to report makes no pro
             for (const Form& form : test_and_get_status_forms()) {
                 if (form.name == name) {
                     INFO(form.name << " over " << n << " complete receives");
-                    CHECK(progress_polls(probe, [&] { form.call(reqs); }) == 0);
+                    CHECK(progress_polls(probe, [&] { form.call(reqs); }) == 1);
                 }
             }
             cancel_all(reqs);
@@ -187,6 +192,72 @@ TEST_CASE("a Test or get_status call that finds something to report makes no pro
         }
     }
     probe.deadline = 0;
+}
+
+TEST_CASE("a Test or get_status call reports what its own progress poll completed") {
+    // Rank 1 sends rank 0 one message per form while rank 0, its receive posted, makes no MPI
+    // call; so the message waits in rank 0's shared-memory queue, and only the call's progress
+    // poll completes it: the call must look at the request after that poll and report it. The
+    // two ranks use a communicator of their own, so no other rank's message (a barrier's) can
+    // be queued before it: one poll handles one message.
+    MPI_Comm pair;
+    MPI_Comm_split(MPI_COMM_WORLD, world_rank() < 2 ? 0 : MPI_UNDEFINED, world_rank(), &pair);
+    if (pair == MPI_COMM_NULL) {
+        return;  // ranks 2 and up take no part
+    }
+    const int rank = world_rank();
+    std::vector<Form> forms = test_and_get_status_forms();
+    for (int with_others = 0; with_others < 2; with_others++) {
+        for (size_t f = 0; f < forms.size(); f++) {
+            const Form& form = forms[f];
+            const bool all_form = form.name.find("all") != std::string::npos;
+            if (with_others && all_form) {
+                continue;  // an _all form reports nothing while other receives are pending
+            }
+            const int tag = static_cast<int>(f);
+            int value = -1;
+            std::vector<int> bufs;
+            std::vector<MPI_Request> reqs;
+            int target = 0;
+            if (rank == 0) {
+                if (with_others) {
+                    reqs = pending_receives(16, bufs);
+                    target = 9;
+                    MPI_Cancel(&reqs[target]);
+                    MPI_Wait(&reqs[target], MPI_STATUS_IGNORE);
+                } else {
+                    reqs.resize(1);
+                }
+                MPI_Irecv(&value, 1, MPI_INT, 1, tag, pair, &reqs[target]);
+            }
+            MPI_Barrier(pair);  // the receive is posted before the message is sent
+            if (rank == 1) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                const int sent = 7000 + tag;
+                MPI_Send(&sent, 1, MPI_INT, 0, tag, pair);
+            } else {
+                std::this_thread::sleep_for(std::chrono::milliseconds(300));
+                INFO(form.name << (with_others ? " over 16 receives, the 10th from rank 1"
+                                               : " over one receive from rank 1"));
+                const MPI_Request before = reqs[target];
+                form.call(reqs);
+                const bool destructive = form.name.rfind("MPI_Test", 0) == 0;
+                // a destructive form frees what it reports; get_status leaves it as it was
+                CHECK((reqs[target] == MPI_REQUEST_NULL) == destructive);
+                if (!destructive) {
+                    CHECK(reqs[target] == before);
+                    int flag = 0;
+                    MPI_Request_get_status(reqs[target], &flag, MPI_STATUS_IGNORE);
+                    CHECK(flag == 1);
+                    MPI_Wait(&reqs[target], MPI_STATUS_IGNORE);
+                }
+                CHECK(value == 7000 + tag);
+                cancel_all(reqs);
+            }
+            MPI_Barrier(pair);
+        }
+    }
+    MPI_Comm_free(&pair);
 }
 
 TEST_CASE("each pending class request's poll_fn runs once per Test or get_status call") {

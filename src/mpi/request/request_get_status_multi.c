@@ -113,10 +113,8 @@ int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_reque
                                  ignoring_status ? MPI_STATUSES_IGNORE : &array_of_statuses[ii],
                                  property | progress_made);
         MPIR_ERR_CHECK(mpi_errno);
-        if (!batch_flag) {
-            /* this batch made the call's one progress poll, as in MPI_Testall */
-            progress_made = MPIR_REQUESTS_PROPERTY__PROGRESS_MADE;
-        }
+        /* the first batch made the call's one progress poll, as in MPI_Testall */
+        progress_made = MPIR_REQUESTS_PROPERTY__PROGRESS_MADE;
         if (!(property & MPIR_REQUESTS_PROPERTY__NO_GREQUESTS) && queried_rc == NULL) {
             MPIR_CHKLMEM_MALLOC(queried_rc, int *, count * sizeof(int), mpi_errno,
                                 "generalized request errors", MPL_MEM_OBJECT);
