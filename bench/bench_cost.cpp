@@ -193,8 +193,52 @@ void all_complete(int n, int reps, int fresh_arrays) {
 
 }  // namespace
 
+// For a profiler (bench/run-bench profile): one form over n pending receives, called for the
+// given number of seconds; prints the ns per request it measured.
+int profile(const std::string& form, int n, double seconds) {
+    Requests r(static_cast<size_t>(n));
+    std::vector<int> idx(static_cast<size_t>(n)), buf(static_cast<size_t>(n));
+    for (int i = 0; i < n; i++) {
+        MPI_Irecv(&buf[static_cast<size_t>(i)], 1, MPI_INT, 0, 1, MPI_COMM_SELF, &r[static_cast<size_t>(i)]);
+    }
+    std::function<int(Requests&, std::vector<int>&)> call;
+    for (auto& [name, fn] : kTests) {
+        if (form == name) {
+            call = fn;
+        }
+    }
+    for (auto& c : non_destructive_calls()) {
+        if (form == c.name) {
+            call = c.call;
+        }
+    }
+    if (!call) {
+        std::fprintf(stderr, "bench_cost profile: unknown form %s\n", form.c_str());
+        return 2;
+    }
+    long calls = 0;
+    const double t0 = bench::now_ns();
+    while (bench::now_ns() - t0 < seconds * 1e9) {
+        for (int k = 0; k < 100; k++) {
+            g_sink += call(r, idx);
+        }
+        calls += 100;
+    }
+    report(n, "none", form.c_str(), (bench::now_ns() - t0) / static_cast<double>(calls));
+    for (auto& req : r) {
+        MPI_Cancel(&req);
+    }
+    MPI_Waitall(n, r.data(), MPI_STATUSES_IGNORE);
+    return 0;
+}
+
 int main(int argc, char* argv[]) {
     MPI_Init(&argc, &argv);
+    if (argc == 5 && std::string(argv[1]) == "profile") {
+        const int rc = profile(argv[2], std::atoi(argv[3]), std::atof(argv[4]));
+        MPI_Finalize();
+        return rc;
+    }
     const int max_n = argc > 1 ? std::atoi(argv[1]) : 65536;
     for (int n = 1; n <= max_n; n *= 4) {
         for (int size : {n, n == 256 ? 512 : 0}) {

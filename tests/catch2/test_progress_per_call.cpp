@@ -2,8 +2,8 @@
 // progress poll per call, made before the call looks at its requests (so it reports what that
 // poll completed, and a non-destructive call that finds something complete still makes
 // progress: test_completion.cpp's two waves wait with get_status_some for a second request
-// while the first stays complete), and each pending generalized request's poll_fn called once
-// per call.
+// while the first stays complete); the any forms none when their first look finds a complete
+// request; and each pending generalized request's poll_fn called once per call.
 //
 // The progress polls of a call are counted with a "probe": a class request in no array, which
 // the progress engine's hook polls once per progress poll (it is never named by a call, so the
@@ -155,7 +155,11 @@ TEST_CASE("a Test or get_status call that finds something to report makes its on
             std::vector<MPI_Request> reqs = pending_receives(n, bufs);
             complete_receive(reqs, 300);
             INFO(form.name << " over " << n << " receives, index 300 complete");
-            CHECK(progress_polls(probe, [&] { form.call(reqs); }) == 1);
+            // the any forms keep MPI_Testany's first look of 4.0.2: a complete request is
+            // reported without a poll (a non-destructive loop gets the same index until the
+            // application completes it, polled or not); the some forms poll first
+            const int expected = form.name.find("any") != std::string::npos ? 0 : 1;
+            CHECK(progress_polls(probe, [&] { form.call(reqs); }) == expected);
             cancel_all(reqs);
         }
     }
