@@ -1,7 +1,7 @@
 // How often ROMIO's poll function runs per completion call: each process reads its own file
 // (page cache dropped first) with 256 MPI_File_iread_at of 256 KiB, then calls MPI_Testsome
-// (or MPI_Request_get_status_some followed by MPI_Testsome on what it reported, as a tool
-// does) on the array until everything completed.
+// (or MPI_Request_get_status_some followed by MPI_Waitall on what it reported, as the
+// reqstatus tool does) on the array until everything completed.
 //
 // ROMIO's POSIX AIO poll function asks aio_error once per pending operation it polls, so this
 // program counts the calls of aio_error made inside the completion calls (it defines
@@ -86,9 +86,14 @@ int main(int argc, char* argv[]) {
 #ifdef MPIX_HAVE_REQUEST_GET_STATUS_MULTIPLE
             MPI_Request_get_status_some(kRequests, reqs.data(), &out, idx.data(),
                                         MPI_STATUSES_IGNORE);
+            // completes what it reported as the reqstatus tool does: one MPI_Waitall over it
+            std::vector<MPI_Request> done(static_cast<size_t>(out > 0 ? out : 0));
             for (int k = 0; k < out; k++) {
-                int flag = 0;
-                MPI_Test(&reqs[idx[k]], &flag, MPI_STATUS_IGNORE);
+                done[static_cast<size_t>(k)] = reqs[static_cast<size_t>(idx[static_cast<size_t>(k)])];
+            }
+            MPI_Waitall(out > 0 ? out : 0, done.data(), MPI_STATUSES_IGNORE);
+            for (int k = 0; k < out; k++) {
+                reqs[static_cast<size_t>(idx[static_cast<size_t>(k)])] = MPI_REQUEST_NULL;
             }
 #else
             MPI_Abort(MPI_COMM_WORLD, 3);
