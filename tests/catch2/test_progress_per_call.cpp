@@ -313,24 +313,16 @@ TEST_CASE("each pending class request's poll_fn runs once per Test or get_status
 
     for (const Form& form : test_and_get_status_forms()) {
         INFO(form.name << " over " << n << " pending class requests");
-        int not_once = 0, call_polls = 0;
-        // measured again (up to 5 times) when the call made more than one progress poll: a
-        // message from another rank landed during it (see quiet_progress_polls)
-        for (int attempt = 0; attempt < 5; attempt++) {
-            settle();
-            std::vector<int> before = polls_of();
-            const int probe_before = probe.polls;
+        std::vector<int> before, after;
+        const int call_polls = quiet_progress_polls(probe, [&] {
+            before = polls_of();
             form.call(reqs);
-            std::vector<int> after = polls_of();
-            call_polls = probe.polls - probe_before;
-            not_once = 0;
-            for (int i = 0; i < n; i++) {
-                if (after[i] - before[i] != 1 && not_once++ == 0 && call_polls == 1) {
-                    UNSCOPED_INFO("request " << i << ": " << after[i] - before[i] << " polls");
-                }
-            }
-            if (call_polls <= 1) {
-                break;
+            after = polls_of();
+        }, 1);
+        int not_once = 0;
+        for (int i = 0; i < n; i++) {
+            if (after[i] - before[i] != 1 && not_once++ == 0) {
+                UNSCOPED_INFO("request " << i << ": " << after[i] - before[i] << " polls");
             }
         }
         CHECK(not_once == 0);
@@ -338,15 +330,12 @@ TEST_CASE("each pending class request's poll_fn runs once per Test or get_status
     }
     {
         INFO("MPI_Test on one of them");
-        int own_polls = 0, call_polls = 0, flag = -7;
-        for (int attempt = 0; attempt < 5 && call_polls != 1; attempt++) {
-            settle();
+        int own_polls = 0, flag = -7;
+        const int call_polls = quiet_progress_polls(probe, [&] {
             const int before = ops[1].polls;
-            const int probe_before = probe.polls;
             MPI_Test(&reqs[0], &flag, MPI_STATUS_IGNORE);
             own_polls = ops[1].polls - before;
-            call_polls = probe.polls - probe_before;
-        }
+        }, 1);
         CHECK(flag == 0);
         CHECK(own_polls == 1);
         CHECK(call_polls == 1);
