@@ -81,10 +81,30 @@ static void prepare_request_ptrs(int count, const MPI_Request array_of_requests[
 
 #define NOT_QUERIED (-1)     /* error codes are never negative */
 
+/* MPI_T request_complete events of a get_status_all call that found every request complete:
+ * one per active request, with its index (the looks at the requests raise none, since the call
+ * reports nothing while one is pending) */
+static void report_all_completions(int count, MPIR_Request * request_ptrs[],
+                                   const int queried_rc[])
+{
+    for (int i = 0; i < count; i++) {
+        MPIR_Request *req = request_ptrs[i];
+        if (req == NULL || !MPIR_Request_is_active(req)) {
+            continue;
+        }
+        MPIR_REQUEST_USER_INDEX(i);
+        MPIR_REQUEST_COMPLETE_EVENT(req, (req->kind == MPIR_REQUEST_KIND__GREQUEST) ?
+                                    queried_rc[i] : MPIR_Request_get_error(req));
+    }
+}
+
 int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_requests[],
                                      int *flag, MPI_Status array_of_statuses[])
 {
     int mpi_errno = MPI_SUCCESS;
+    int all_complete = FALSE;
+    /* events only once the flag is known (report_all_completions) */
+    MPIR_Request_user_call_t reporting = MPIR_Request_user_call_enter(MPIR_REQUEST_CALL__NONE);
     int n_completed = 0;
     int proc_failure = FALSE;
     int progress_made = 0;
@@ -161,6 +181,7 @@ int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_reque
     }
 
     *flag = (n_completed == count) ? TRUE : FALSE;
+    all_complete = *flag;
 
     /* As MPI_Testall: statuses are written only when all are complete or one failed. */
     if (ignoring_status || !(*flag || mpi_errno == MPI_ERR_IN_STATUS)) {
@@ -189,6 +210,10 @@ int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_reque
     }
 
   fn_exit:
+    MPIR_Request_user_call_exit(reporting);
+    if (all_complete && MPIR_T_events_listening()) {
+        report_all_completions(count, request_ptrs, queried_rc);
+    }
     MPIR_CHKLMEM_FREEALL();
     return mpi_errno;
   fn_fail:
@@ -228,6 +253,7 @@ int MPIR_Request_get_status_any_impl(int count, const MPI_Request array_of_reque
     if (*indx != MPI_UNDEFINED) {
         MPIR_Request_scan_reported(array_of_requests, count, *indx, request_ptrs[*indx]);
         /* the request's own error, as MPI_Testany returns it */
+        MPIR_REQUEST_USER_INDEX(*indx);
         mpi_errno = MPIR_Request_status_peek(request_ptrs[*indx], status);
         MPIR_ERR_CHECK(mpi_errno);
     } else if (*flag) {
@@ -306,6 +332,7 @@ int MPIR_Request_get_status_some_impl(int incount, const MPI_Request array_of_re
     for (int j = 0; j < *outcount; j++) {
         int k = array_of_indices[j];
         MPI_Status *status = ignoring_status ? MPI_STATUS_IGNORE : &array_of_statuses[j];
+        MPIR_REQUEST_USER_INDEX(k);
         int rc = MPIR_Request_status_peek(request_ptrs[k], status);
         if (rc == MPI_SUCCESS) {
             request_ptrs[k] = NULL;     /* scratch: marks success for the pass below */

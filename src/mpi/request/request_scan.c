@@ -329,6 +329,9 @@ void MPIR_Request_scan_served(const MPI_Request array_of_requests[], int count, 
     }
 
     int next = (indx + 1 == count) ? 0 : indx + 1;
+    if (MPIR_T_events_listening()) {
+        MPIR_Request_served_event(array_of_requests, count, indx, next);
+    }
     cursors_lock();
     scan_cursor *free_slot;
     scan_cursor *c = cursor_find(array_of_requests, count, &free_slot);
