@@ -5,6 +5,12 @@
 #include <mutex>
 #include <string>
 
+// The environment variable naming the log: the PMPI library's by default, the QMPI library's
+// when built with -DREQSTATUS_LOG_ENV='"MPI_REQSTATUS_QMPI_LOG"' (both may run in one process).
+#ifndef REQSTATUS_LOG_ENV
+#define REQSTATUS_LOG_ENV "MPI_REQSTATUS_TOOL_LOG"
+#endif
+
 namespace reqstatus_tool {
 
 namespace {
@@ -25,7 +31,7 @@ LogFile& log_file() {
 // The log's prefix, or nullptr when no log was asked for (read once).
 const char* log_prefix() {
     static const char* const prefix = [] {
-        const char* p = std::getenv("MPI_REQSTATUS_TOOL_LOG");
+        const char* p = std::getenv(REQSTATUS_LOG_ENV);
         return (p != nullptr && *p != '\0') ? p : nullptr;
     }();
     return prefix;

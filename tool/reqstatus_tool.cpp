@@ -1,193 +1,69 @@
 // A PMPI tool that sees every request the application completes through MPI_Testany, Waitany,
 // Testsome, Waitsome, Testall and Waitall, without changing what the application sees: the
-// pattern of figures 4 and 5 of Williams, Hermanns, Jenke (EuroMPI 2023). Each Test wrapper asks
-// the non-destructive MPI_Request_get_status_* form first (the same progress, the same fairness
-// cursor, the same answer as the destructive form), records which request completed with which
-// status, then completes exactly those requests with PMPI_Wait. The Wait wrappers call the
-// PMPI Wait form itself, so a blocking wait blocks where MPI blocks (in a generalized request
-// class's wait_fn, ROMIO's aio_suspend) instead of spinning on get_status, and record what it
-// completed: the index tells which request, and MPI_Wait* returns its status.
+// pattern of figures 4 and 5 of Williams, Hermanns, Jenke (EuroMPI 2023), in
+// completion_wrappers.hpp. This library reaches MPI through PMPI_ (one PMPI tool per process);
+// reqstatus_qmpi_tool.cpp is the same tool on QMPI, which stacks.
 #include <mpi.h>
 
-#include <cstddef>
-#include <vector>
-
 #include "completion_log.hpp"
-
-using reqstatus_tool::record;
+#include "completion_wrappers.hpp"
 
 namespace {
 
-// Completes a request get_status reported complete. It is complete, so MPI_Wait returns at
-// once without making progress (MPI_Test would poll the network once per request: more progress
-// than the destructive call makes, and slower); the status it writes is the one the destructive
-// array form would have written.
-void complete_reported(MPI_Request* request, MPI_Status* status) { PMPI_Wait(request, status); }
+struct PmpiNext {
+    int get_status_any(int n, MPI_Request r[], int* i, int* f, MPI_Status* s) {
+        return PMPI_Request_get_status_any(n, r, i, f, s);
+    }
+    int get_status_some(int n, MPI_Request r[], int* o, int i[], MPI_Status s[]) {
+        return PMPI_Request_get_status_some(n, r, o, i, s);
+    }
+    int get_status_all(int n, MPI_Request r[], int* f, MPI_Status s[]) {
+        return PMPI_Request_get_status_all(n, r, f, s);
+    }
+    int wait(MPI_Request* r, MPI_Status* s) { return PMPI_Wait(r, s); }
+    int waitall(int n, MPI_Request r[], MPI_Status s[]) { return PMPI_Waitall(n, r, s); }
+    int waitany(int n, MPI_Request r[], int* i, MPI_Status* s) { return PMPI_Waitany(n, r, i, s); }
+    int waitsome(int n, MPI_Request r[], int* o, int i[], MPI_Status s[]) {
+        return PMPI_Waitsome(n, r, o, i, s);
+    }
+    int error_class(int code) {
+        int cls = MPI_SUCCESS;
+        PMPI_Error_class(code, &cls);
+        return cls;
+    }
+};
 
-// Completes the n requests reqs[indices[j]], all reported complete, with one PMPI_Waitall on a
-// compacted copy of their handles (it returns at once, as they are complete, and costs one call
-// instead of n), then puts back what MPI_Waitall leaves in each handle (MPI_REQUEST_NULL, or the
-// persistent request); one request with PMPI_Wait directly. Only when none failed: on a failed
-// request MPICH's MPI_Waitall stops and leaves the others pending.
-void complete_all_reported(MPI_Request reqs[], const int indices[], int n) {
-    if (n == 1) {
-        complete_reported(&reqs[indices[0]], MPI_STATUS_IGNORE);
-        return;
-    }
-    thread_local std::vector<MPI_Request> handles;
-    handles.resize(static_cast<size_t>(n));
-    for (int j = 0; j < n; j++) {
-        handles[static_cast<size_t>(j)] = reqs[indices[j]];
-    }
-    PMPI_Waitall(n, handles.data(), MPI_STATUSES_IGNORE);
-    for (int j = 0; j < n; j++) {
-        reqs[indices[j]] = handles[static_cast<size_t>(j)];
-    }
-}
-
-// Statuses for the calls whose caller passed MPI_STATUSES_IGNORE: the tool needs them. One
-// buffer per thread, grown as needed, never cleared (get_status writes what is read).
-MPI_Status* scratch_statuses(int n) {
-    thread_local std::vector<MPI_Status> buffer;
-    if (buffer.size() < static_cast<size_t>(n)) {
-        buffer.resize(static_cast<size_t>(n));
-    }
-    return buffer.data();
-}
-
-int error_class_of(int code) {
-    int cls = MPI_SUCCESS;
-    PMPI_Error_class(code, &cls);
-    return cls;
-}
-
-int testany(const char* call, int count, MPI_Request reqs[], int* indx, int* flag,
-            MPI_Status* status) {
-    MPI_Status local;
-    MPI_Status* seen = (status == MPI_STATUS_IGNORE) ? &local : status;
-    const int rc = PMPI_Request_get_status_any(count, reqs, indx, flag, seen);
-    if (*flag && *indx != MPI_UNDEFINED) {
-        record(call, *indx, *seen, rc);
-        complete_reported(&reqs[*indx], status);
-    }
-    return rc;
-}
-
-int testsome(const char* call, int incount, MPI_Request reqs[], int* outcount, int indices[],
-             MPI_Status statuses[]) {
-    // the statuses are needed only for the application or the log
-    MPI_Status* seen = statuses;
-    if (statuses == MPI_STATUSES_IGNORE && reqstatus_tool::logging) {
-        seen = scratch_statuses(incount);
-    }
-    const int rc = PMPI_Request_get_status_some(incount, reqs, outcount, indices, seen);
-    if (*outcount != MPI_UNDEFINED && *outcount > 0) {
-        if (reqstatus_tool::logging) {
-            for (int j = 0; j < *outcount; j++) {
-                record(call, indices[j], seen[j], rc);
-            }
-        }
-        if (rc == MPI_SUCCESS) {
-            complete_all_reported(reqs, indices, *outcount);
-        } else {
-            for (int j = 0; j < *outcount; j++) {
-                complete_reported(&reqs[indices[j]], MPI_STATUS_IGNORE);
-            }
-        }
-    }
-    return rc;
-}
-
-// MPI_Testall completes every request when all are complete, and the complete ones when one of
-// them failed (MPI_ERR_IN_STATUS; the pending ones have MPI_ERR_PENDING in their status).
-int testall(const char* call, int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
-    MPI_Status* seen = (statuses == MPI_STATUSES_IGNORE) ? scratch_statuses(count) : statuses;
-    const int rc = PMPI_Request_get_status_all(count, reqs, flag, seen);
-    const bool in_status = rc != MPI_SUCCESS && error_class_of(rc) == MPI_ERR_IN_STATUS;
-    if (!*flag && !in_status) {
-        return rc;
-    }
-    if (rc == MPI_SUCCESS) {
-        for (int i = 0; i < count; i++) {
-            if (reqs[i] != MPI_REQUEST_NULL) {
-                record(call, i, seen[i], rc);
-            }
-        }
-        PMPI_Waitall(count, reqs, MPI_STATUSES_IGNORE);  // all complete: returns at once
-        return rc;
-    }
-    for (int i = 0; i < count; i++) {
-        if (reqs[i] == MPI_REQUEST_NULL || (in_status && seen[i].MPI_ERROR == MPI_ERR_PENDING)) {
-            continue;
-        }
-        record(call, i, seen[i], rc);
-        complete_reported(&reqs[i], MPI_STATUS_IGNORE);
-    }
-    return rc;
-}
+PmpiNext next;
 
 }  // namespace
 
 extern "C" {
 
 int MPI_Testany(int count, MPI_Request reqs[], int* indx, int* flag, MPI_Status* status) {
-    return testany("MPI_Testany", count, reqs, indx, flag, status);
+    return reqstatus_tool::testany(next, "MPI_Testany", count, reqs, indx, flag, status);
 }
 
 int MPI_Waitany(int count, MPI_Request reqs[], int* indx, MPI_Status* status) {
-    MPI_Status local;
-    MPI_Status* seen = (status == MPI_STATUS_IGNORE) ? &local : status;
-    const int rc = PMPI_Waitany(count, reqs, indx, seen);
-    if (*indx != MPI_UNDEFINED) {
-        record("MPI_Waitany", *indx, *seen, rc);
-    }
-    return rc;
+    return reqstatus_tool::waitany(next, count, reqs, indx, status);
 }
 
 int MPI_Testsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
-    return testsome("MPI_Testsome", incount, reqs, outcount, indices, statuses);
+    return reqstatus_tool::testsome(next, "MPI_Testsome", incount, reqs, outcount, indices,
+                                    statuses);
 }
 
 int MPI_Waitsome(int incount, MPI_Request reqs[], int* outcount, int indices[],
                  MPI_Status statuses[]) {
-    MPI_Status* seen = statuses;
-    if (statuses == MPI_STATUSES_IGNORE && reqstatus_tool::logging) {
-        seen = scratch_statuses(incount);
-    }
-    const int rc = PMPI_Waitsome(incount, reqs, outcount, indices, seen);
-    if (reqstatus_tool::logging && *outcount != MPI_UNDEFINED) {
-        for (int j = 0; j < *outcount; j++) {
-            record("MPI_Waitsome", indices[j], seen[j], rc);
-        }
-    }
-    return rc;
+    return reqstatus_tool::waitsome(next, incount, reqs, outcount, indices, statuses);
 }
 
 int MPI_Testall(int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
-    return testall("MPI_Testall", count, reqs, flag, statuses);
+    return reqstatus_tool::testall(next, "MPI_Testall", count, reqs, flag, statuses);
 }
 
 int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status statuses[]) {
-    MPI_Status* seen = (statuses == MPI_STATUSES_IGNORE) ? scratch_statuses(count) : statuses;
-    // which requests were there: MPI_Waitall leaves MPI_REQUEST_NULL in those it freed
-    thread_local std::vector<MPI_Request> before;
-    before.assign(reqs, reqs + count);
-    const int rc = PMPI_Waitall(count, reqs, seen);
-    const bool in_status = rc != MPI_SUCCESS && error_class_of(rc) == MPI_ERR_IN_STATUS;
-    if (rc != MPI_SUCCESS && !in_status) {
-        return rc;
-    }
-    for (int i = 0; i < count; i++) {
-        // with MPI_ERR_IN_STATUS, MPICH's MPI_Waitall leaves the requests after the failed one
-        // (MPI_ERR_PENDING in their status): not completed
-        if (before[static_cast<size_t>(i)] == MPI_REQUEST_NULL ||
-            (in_status && seen[i].MPI_ERROR == MPI_ERR_PENDING)) {
-            continue;
-        }
-        record("MPI_Waitall", i, seen[i], rc);
-    }
-    return rc;
+    return reqstatus_tool::waitall(next, count, reqs, statuses);
 }
 
 int MPI_Finalize(void) {
