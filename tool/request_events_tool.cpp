@@ -182,11 +182,7 @@ void init_tool(int id) {
     posting<QMPI_Iscatter_t, MPI_ISCATTER_T>(id);
     posting<QMPI_Rput_t, MPI_RPUT_T>(id);
     posting<QMPI_Rget_t, MPI_RGET_T>(id);
-    posting<QMPI_File_iwrite_at_t, MPI_FILE_IWRITE_AT_T>(id);
-    posting<QMPI_File_iread_at_t, MPI_FILE_IREAD_AT_T>(id);
-    posting<QMPI_File_iwrite_t, MPI_FILE_IWRITE_T>(id);
-    posting<QMPI_File_iread_t, MPI_FILE_IREAD_T>(id);
-    using request_events::CallId;
+    namespace CallId = request_events::CallId;
     completing<QMPI_Wait_t, MPI_WAIT_T, CallId::kWait>(id);
     completing<QMPI_Test_t, MPI_TEST_T, CallId::kTest>(id);
     completing<QMPI_Request_get_status_t, MPI_REQUEST_GET_STATUS_T, CallId::kGetStatus>(id);

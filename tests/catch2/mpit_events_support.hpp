@@ -46,13 +46,19 @@ public:
         if (index_ < 0) {
             return;
         }
-        int num = 0, verbosity = 0, bind = 0, name_len = 0, desc_len = 0;
-        MPI_T_event_get_info(index_, nullptr, &name_len, &verbosity, nullptr, nullptr, &num,
-                             nullptr, nullptr, nullptr, &desc_len, &bind);
+        int num = 0, verbosity = 0, bind = 0;
+        char name[256], desc[1024];
+        MPI_T_enum enumtype;
+        MPI_Info info;
+        int name_len = sizeof name, desc_len = sizeof desc;
+        MPI_T_event_get_info(index_, name, &name_len, &verbosity, nullptr, nullptr, &num,
+                             &enumtype, &info, desc, &desc_len, &bind);
         types_.resize(static_cast<size_t>(num));
         std::vector<MPI_Aint> displs(static_cast<size_t>(num));
-        MPI_T_event_get_info(index_, nullptr, &name_len, &verbosity, types_.data(),
-                             displs.data(), &num, nullptr, nullptr, nullptr, &desc_len, &bind);
+        name_len = sizeof name;
+        desc_len = sizeof desc;
+        MPI_T_event_get_info(index_, name, &name_len, &verbosity, types_.data(), displs.data(),
+                             &num, &enumtype, &info, desc, &desc_len, &bind);
         allocated_ = MPI_T_event_handle_alloc(index_, const_cast<void*>(object), MPI_INFO_NULL,
                                               &handle_) == MPI_SUCCESS;
         if (allocated_) {

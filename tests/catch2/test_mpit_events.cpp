@@ -72,13 +72,17 @@ TEST_CASE("request_engine events are registered with their layouts and bindings"
         INFO(e.name);
         int index = event_index_of(e.name);
         REQUIRE(index >= 0);
-        int num = 0, verbosity = 0, bind = -1, name_len = 0, desc_len = 0;
-        REQUIRE(MPI_T_event_get_info(index, nullptr, &name_len, &verbosity, nullptr, nullptr,
-                                     &num, nullptr, nullptr, nullptr, &desc_len, &bind) ==
-                MPI_SUCCESS);
+        int num = 0, verbosity = 0, bind = -1;
+        char name[256], desc[1024];
+        MPI_T_enum enumtype;
+        MPI_Info info;
+        int name_len = sizeof name, desc_len = sizeof desc;
+        REQUIRE(MPI_T_event_get_info(index, name, &name_len, &verbosity, nullptr, nullptr, &num,
+                                     &enumtype, &info, desc, &desc_len, &bind) == MPI_SUCCESS);
+        CHECK(std::string(name) == e.name);
         CHECK(num == e.elements);
         CHECK(bind == e.bind);
-        CHECK(desc_len > 20);
+        CHECK(std::strlen(desc) > 20);
     }
     // the source
     int sources = 0;

@@ -24,7 +24,7 @@
 
 /* request_complete data: one layout for the three */
 typedef struct {
-    int kind;                   /* MPIR_Request_kind_t: 1 send, 2 recv, 3 persistent send,
+    int kind;                   /* public_kind: 1 send, 2 recv, 3 persistent send,
                                  * 4 persistent recv, 5 generalized, 6 collective, 7 persistent
                                  * collective, 8 partitioned send, 9 partitioned recv, 10 RMA */
     int request;                /* the MPI_Request handle value */
@@ -159,6 +159,36 @@ static MPIR_Request *status_holder(MPIR_Request * req)
     }
 }
 
+/* The kind as the event reports it: a numbering of its own, documented in the event's
+ * description, that does not follow MPICH's internal enum */
+static int public_kind(MPIR_Request_kind_t kind)
+{
+    switch (kind) {
+        case MPIR_REQUEST_KIND__SEND:
+            return 1;
+        case MPIR_REQUEST_KIND__RECV:
+            return 2;
+        case MPIR_REQUEST_KIND__PREQUEST_SEND:
+            return 3;
+        case MPIR_REQUEST_KIND__PREQUEST_RECV:
+            return 4;
+        case MPIR_REQUEST_KIND__GREQUEST:
+            return 5;
+        case MPIR_REQUEST_KIND__COLL:
+            return 6;
+        case MPIR_REQUEST_KIND__PREQUEST_COLL:
+            return 7;
+        case MPIR_REQUEST_KIND__PART_SEND:
+            return 8;
+        case MPIR_REQUEST_KIND__PART_RECV:
+            return 9;
+        case MPIR_REQUEST_KIND__RMA:
+            return 10;
+        default:
+            return 0;
+    }
+}
+
 /* receives, and generalized requests (whose query_fn fills the status) */
 static bool reports_message(MPIR_Request * req)
 {
@@ -190,7 +220,7 @@ void MPIR_Request_complete_event(MPIR_Request * req, int mpi_errno)
     }
 
     complete_event_t ev;
-    ev.kind = (int) req->kind;
+    ev.kind = public_kind(req->kind);
     ev.request = req->handle;
     ev.comm = req->comm ? req->comm->handle : MPI_COMM_NULL;
     if (reports_message(req)) {
