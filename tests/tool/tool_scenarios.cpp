@@ -4,7 +4,9 @@
 // reqstatus tool; the two outputs must be identical, and equal to the tool's own log.
 // Deterministic: every message a call may complete has arrived (checked with the non-destructive
 // MPI_Request_get_status, which the tool does not wrap) before the call.
-// usage: tool_scenarios SCENARIO CALL   (mpiexec -n 2)
+// Ranks work in pairs (an even world size): each odd rank sends to the even rank before it, every
+// even rank completes its requests through the call; rank 0 prints.
+// usage: tool_scenarios SCENARIO CALL   (mpiexec -n 2 or -n 4)
 #include <mpi.h>
 
 #include <cstdio>
@@ -26,7 +28,13 @@ int error_class_of(int code) {
     return cls;
 }
 
+int peer() { return rank_ ^ 1; }
+bool is_sender() { return rank_ % 2 == 1; }
+
 void print(const char* call, int index, const MPI_Status& s, int rc) {
+    if (rank_ != 0) {
+        return;
+    }
     int count = -1, cancelled = -1;
     MPI_Get_count(&s, MPI_BYTE, &count);
     MPI_Test_cancelled(&s, &cancelled);
@@ -67,7 +75,7 @@ void complete_with(const std::string& call, std::vector<MPI_Request>& reqs, int 
                                : MPI_Waitsome(n, reqs.data(), &outcount, indices.data(), st.data());
             for (int j = 0; j < outcount && outcount != MPI_UNDEFINED; j++) {
                 print(name, indices[static_cast<size_t>(j)], st[static_cast<size_t>(j)], rc);
-                if (error_class_of(rc) == MPI_ERR_IN_STATUS) {
+                if (rank_ == 0 && error_class_of(rc) == MPI_ERR_IN_STATUS) {
                     std::printf("  MPI_ERROR class %d\n",
                                 error_class_of(st[static_cast<size_t>(j)].MPI_ERROR));
                 }
@@ -89,7 +97,7 @@ void complete_with(const std::string& call, std::vector<MPI_Request>& reqs, int 
                     continue;
                 }
                 print(name, i, st[static_cast<size_t>(i)], rc);
-                if (in_status) {
+                if (rank_ == 0 && in_status) {
                     std::printf("  MPI_ERROR class %d\n",
                                 error_class_of(st[static_cast<size_t>(i)].MPI_ERROR));
                 }
@@ -104,10 +112,10 @@ void complete_with(const std::string& call, std::vector<MPI_Request>& reqs, int 
 void pt2pt_sender() {
     std::vector<int> payload(kSlots + 2, 7);
     for (int round = 0; round < kRounds; round++) {
-        if (rank_ == 1) {
+        if (is_sender()) {
             for (int s = 0; s < kSlots; s++) {
                 const int extra = (round == 1 && s == 3) ? 1 : 0;
-                MPI_Send(payload.data(), s + 1 + extra, MPI_INT, 0, 100 * round + s,
+                MPI_Send(payload.data(), s + 1 + extra, MPI_INT, peer(), 100 * round + s,
                          MPI_COMM_WORLD);
             }
         }
@@ -120,7 +128,7 @@ void pt2pt_receiver(const std::string& call) {
     std::vector<MPI_Request> reqs(kSlots);
     for (int round = 0; round < kRounds; round++) {
         for (int s = 0; s < kSlots; s++) {
-            MPI_Irecv(bufs[static_cast<size_t>(s)].data(), s + 1, MPI_INT, 1, 100 * round + s,
+            MPI_Irecv(bufs[static_cast<size_t>(s)].data(), s + 1, MPI_INT, peer(), 100 * round + s,
                       MPI_COMM_WORLD, &reqs[static_cast<size_t>(s)]);
         }
         MPI_Barrier(MPI_COMM_WORLD);
@@ -132,11 +140,11 @@ void pt2pt_receiver(const std::string& call) {
 // Persistent receives: started each round, completed, started again.
 void persistent(const std::string& call) {
     std::vector<int> payload(kSlots, 3);
-    if (rank_ == 1) {
+    if (is_sender()) {
         for (int round = 0; round < kRounds; round++) {
             MPI_Barrier(MPI_COMM_WORLD);
             for (int s = 0; s < kSlots; s++) {
-                MPI_Send(payload.data(), s + 1, MPI_INT, 0, s, MPI_COMM_WORLD);
+                MPI_Send(payload.data(), s + 1, MPI_INT, peer(), s, MPI_COMM_WORLD);
             }
             MPI_Barrier(MPI_COMM_WORLD);
         }
@@ -145,7 +153,7 @@ void persistent(const std::string& call) {
     std::vector<std::vector<int>> bufs(kSlots, std::vector<int>(kSlots));
     std::vector<MPI_Request> reqs(kSlots);
     for (int s = 0; s < kSlots; s++) {
-        MPI_Recv_init(bufs[static_cast<size_t>(s)].data(), kSlots, MPI_INT, 1, s, MPI_COMM_WORLD,
+        MPI_Recv_init(bufs[static_cast<size_t>(s)].data(), kSlots, MPI_INT, peer(), s, MPI_COMM_WORLD,
                       &reqs[static_cast<size_t>(s)]);
     }
     for (int round = 0; round < kRounds; round++) {
@@ -163,9 +171,9 @@ void persistent(const std::string& call) {
 // Half the receives are matched, half cancelled.
 void cancelled(const std::string& call) {
     std::vector<int> payload(1, 5);
-    if (rank_ == 1) {
+    if (is_sender()) {
         for (int s = 0; s < kSlots; s += 2) {
-            MPI_Send(payload.data(), 1, MPI_INT, 0, s, MPI_COMM_WORLD);
+            MPI_Send(payload.data(), 1, MPI_INT, peer(), s, MPI_COMM_WORLD);
         }
         MPI_Barrier(MPI_COMM_WORLD);
         return;
@@ -173,7 +181,7 @@ void cancelled(const std::string& call) {
     std::vector<int> bufs(kSlots);
     std::vector<MPI_Request> reqs(kSlots);
     for (int s = 0; s < kSlots; s++) {
-        MPI_Irecv(&bufs[static_cast<size_t>(s)], 1, MPI_INT, 1, s, MPI_COMM_WORLD,
+        MPI_Irecv(&bufs[static_cast<size_t>(s)], 1, MPI_INT, peer(), s, MPI_COMM_WORLD,
                   &reqs[static_cast<size_t>(s)]);
         if (s % 2 == 1) {
             MPI_Cancel(&reqs[static_cast<size_t>(s)]);
@@ -199,7 +207,7 @@ int greq_cancel(void*, int) { return MPI_SUCCESS; }
 
 // Generalized requests, one of which fails in query_fn; completed in a scrambled order.
 void grequests(const std::string& call) {
-    if (rank_ != 0) {
+    if (is_sender()) {
         return;
     }
     std::vector<int> tags(kSlots);
@@ -235,7 +243,7 @@ int main(int argc, char* argv[]) {
     const std::string call = argc > 2 ? argv[2] : "";
     int rc = 0;
     if (scenario == "pt2pt") {
-        if (rank_ == 0) {
+        if (!is_sender()) {
             pt2pt_receiver(call);
         } else {
             pt2pt_sender();
