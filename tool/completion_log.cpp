@@ -96,6 +96,8 @@ int error_class_of(int code) {
 
 const bool logging = log_prefix() != nullptr;
 
+// A cancelled request's source and tag are undefined (MPI 4.0 section 3.8.4): logged as
+// MPI_UNDEFINED.
 void record_line(const char* call, int index, const MPI_Status& status, int error) {
     log_rank();
     int count = -1, cancelled = -1;
@@ -104,7 +106,8 @@ void record_line(const char* call, int index, const MPI_Status& status, int erro
     char line[256];
     const int n = std::snprintf(line, sizeof line,
                                 "%s index %d source %d tag %d bytes %d cancelled %d return class %d\n",
-                                call, index, status.MPI_SOURCE, status.MPI_TAG, count, cancelled,
+                                call, index, cancelled ? MPI_UNDEFINED : status.MPI_SOURCE,
+                                cancelled ? MPI_UNDEFINED : status.MPI_TAG, count, cancelled,
                                 error_class_of(error));
     ThreadBuffer& buffer = thread_buffer();
     buffer.text.append(line, static_cast<size_t>(n) < sizeof line ? static_cast<size_t>(n)

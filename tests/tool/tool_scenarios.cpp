@@ -38,8 +38,10 @@ void print(const char* call, int index, const MPI_Status& s, int rc) {
     int count = -1, cancelled = -1;
     MPI_Get_count(&s, MPI_BYTE, &count);
     MPI_Test_cancelled(&s, &cancelled);
+    // a cancelled request's source and tag are undefined (MPI 4.0 section 3.8.4): not printed
     std::printf("%s index %d source %d tag %d bytes %d cancelled %d return class %d\n", call, index,
-                s.MPI_SOURCE, s.MPI_TAG, count, cancelled, error_class_of(rc));
+                cancelled ? MPI_UNDEFINED : s.MPI_SOURCE, cancelled ? MPI_UNDEFINED : s.MPI_TAG,
+                count, cancelled, error_class_of(rc));
 }
 
 void settle(std::vector<MPI_Request>& reqs, const std::vector<bool>& expect_complete) {
