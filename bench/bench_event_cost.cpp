@@ -6,7 +6,8 @@
 //             is raised (registered at MPI_T_CB_REQUIRE_THREAD_SAFE)
 //   deferred  one handle whose callback needs MPI_T_CB_REQUIRE_NONE: every instance is copied,
 //             queued, and delivered when the completion call returns
-// Each receive completion raises one event; the sender's calls are blocking and raise none.
+// Each receive completion raises one event; the sender's calls are blocking and raise none. The
+// message loop and its flow control: windowed_rate.hpp.
 // Phases a few milliseconds long within one run see the same machine (this VM's rate drifts
 // +-20% from run to run), so the cost is taken from the rates of one run:
 // ns per completion = 1e9 / rate(mode) - 1e9 / rate(none).
@@ -19,11 +20,10 @@
 #include <cstdlib>
 #include <vector>
 
+#include "windowed_rate.hpp"
+
 namespace {
 
-constexpr int kDataTag = 0;
-constexpr int kCreditTag = 1;
-constexpr long kPhase = 8192;
 constexpr int kModes = 3;
 const char* const kModeNames[kModes] = {"none", "listen", "deferred"};
 
@@ -34,6 +34,7 @@ class PhaseListener {
 public:
     explicit PhaseListener(int event_index) : index_(event_index) {}
     void enter(int mode) {
+        leave();
         if (mode == 0) return;
         MPI_T_event_handle_alloc(index_, nullptr, MPI_INFO_NULL, &handle_);
         MPI_T_event_register_callback(
@@ -51,70 +52,6 @@ private:
     MPI_T_event_registration handle_{};
     bool active_ = false;
 };
-
-void send_messages(long messages, int window) {
-    const long chunk = std::max(1, window / 2);
-    const long payload = 1;
-    long sent = 0;
-    for (; sent < std::min<long>(window, messages); sent++) {
-        MPI_Send(&payload, 1, MPI_LONG, 0, kDataTag, MPI_COMM_WORLD);
-    }
-    while (sent < messages) {
-        MPI_Recv(nullptr, 0, MPI_BYTE, 0, kCreditTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        for (long j = 0; j < chunk && sent < messages; j++, sent++) {
-            MPI_Send(&payload, 1, MPI_LONG, 0, kDataTag, MPI_COMM_WORLD);
-        }
-    }
-}
-
-struct Totals {
-    double seconds[kModes] = {0, 0, 0};
-    long messages[kModes] = {0, 0, 0};
-};
-
-Totals receive_messages(long messages, int window, PhaseListener& listener) {
-    Totals totals;
-    int mode = 0;
-    const long chunk = std::max(1, window / 2);
-    std::vector<MPI_Request> reqs(static_cast<size_t>(window), MPI_REQUEST_NULL);
-    std::vector<long> bufs(static_cast<size_t>(window));
-    std::vector<int> indices(static_cast<size_t>(window));
-    long posted = 0, received = 0, since_credit = 0, credited = std::min<long>(window, messages);
-    for (int i = 0; i < window && posted < messages; i++, posted++) {
-        MPI_Irecv(&bufs[size_t(i)], 1, MPI_LONG, 1, kDataTag, MPI_COMM_WORLD, &reqs[size_t(i)]);
-    }
-    listener.enter(mode);
-    long phase_start_count = 0;
-    double phase_start = MPI_Wtime();
-    while (received < messages) {
-        int outcount = 0;
-        MPI_Testsome(window, reqs.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
-        for (int j = 0; j < outcount && outcount != MPI_UNDEFINED; j++, received++) {
-            const size_t i = static_cast<size_t>(indices[size_t(j)]);
-            if (posted < messages) {
-                MPI_Irecv(&bufs[i], 1, MPI_LONG, 1, kDataTag, MPI_COMM_WORLD, &reqs[i]);
-                posted++;
-            }
-            if (++since_credit == chunk && credited < messages) {
-                MPI_Send(nullptr, 0, MPI_BYTE, 1, kCreditTag, MPI_COMM_WORLD);
-                credited += chunk;
-                since_credit = 0;
-            }
-        }
-        if (received - phase_start_count >= kPhase || received >= messages) {
-            const double now = MPI_Wtime();
-            totals.seconds[mode] += now - phase_start;
-            totals.messages[mode] += received - phase_start_count;
-            listener.leave();
-            mode = (mode + 1) % kModes;
-            listener.enter(mode);
-            phase_start = MPI_Wtime();
-            phase_start_count = received;
-        }
-    }
-    listener.leave();
-    return totals;
-}
 
 }  // namespace
 
@@ -134,14 +71,18 @@ int main(int argc, char* argv[]) {
     PhaseListener listener(index);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 1) {
-        send_messages(messages, window);
+        bench::send_windowed(messages, window);
     } else if (rank == 0) {
-        const Totals t = receive_messages(messages, window, listener);
-        const double base = double(t.messages[0]) / t.seconds[0];
+        const bench::PhaseTotals t = bench::receive_windowed(
+            messages, window, kModes, [&](int mode) { listener.enter(mode); },
+            [](int, int n, MPI_Request reqs[], int* outcount, int indices[]) {
+                MPI_Testsome(n, reqs, outcount, indices, MPI_STATUSES_IGNORE);
+            });
+        listener.leave();
         for (int mode = 0; mode < kModes; mode++) {
-            const double rate = double(t.messages[mode]) / t.seconds[mode];
             std::printf("event_rate %s %d %ld %.3f %.0f %.1f\n", kModeNames[mode], window,
-                        t.messages[mode], t.seconds[mode], rate, 1e9 / rate - 1e9 / base);
+                        t.messages[size_t(mode)], t.seconds[size_t(mode)], t.rate(mode),
+                        1e9 / t.rate(mode) - 1e9 / t.rate(0));
         }
     }
     MPI_T_finalize();

@@ -8,14 +8,7 @@
 // one run, and prints the rate of each. Rates on this 2-core VM vary by +-20% from run to run
 // (steal time, where the scheduler puts the ranks), far more than the difference measured; phases
 // a few milliseconds long within one run see the same conditions.
-//
-// Flow control keeps the run repeatable: the sender never has more than WINDOW messages in flight
-// and every message finds its receive posted. It sends WINDOW messages, then CHUNK (WINDOW / 2)
-// more for each credit; the receiver sends a credit after every CHUNK completions, each slot
-// re-posted first. Without it (a free MPI_Send flood) the receiver alternates between posted and
-// unexpected messages and the rate of one build varied 2x from run to run. The sender uses only
-// MPI_Send and MPI_Recv, which the tool does not wrap: the two builds differ in the receiver's
-// MPI_Testsome alone.
+// The message loop, with its flow control: windowed_rate.hpp.
 // usage: mpiexec -n 2 bench_tool_rate WINDOW MESSAGES plain|alternate
 // prints, per mode measured: rate <build> <plain|tool> <window> <messages> <seconds> <messages/s>
 #include <mpi.h>
@@ -27,76 +20,11 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "windowed_rate.hpp"
 
 namespace {
 
-constexpr int kDataTag = 0;
-constexpr int kCreditTag = 1;
-constexpr long kPhase = 8192;
-
 using TestsomeFn = int (*)(int, MPI_Request[], int*, int[], MPI_Status[]);
-
-struct Phases {
-    double seconds[2] = {0, 0};  // [0] plain (PMPI_Testsome), [1] through the tool (MPI_Testsome)
-    long messages[2] = {0, 0};
-};
-
-void send_messages(long messages, int window) {
-    const long chunk = std::max(1, window / 2);
-    const long payload = 1;
-    long sent = 0;
-    for (; sent < std::min<long>(window, messages); sent++) {
-        MPI_Send(&payload, 1, MPI_LONG, 0, kDataTag, MPI_COMM_WORLD);
-    }
-    while (sent < messages) {
-        MPI_Recv(nullptr, 0, MPI_BYTE, 0, kCreditTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        for (long j = 0; j < chunk && sent < messages; j++, sent++) {
-            MPI_Send(&payload, 1, MPI_LONG, 0, kDataTag, MPI_COMM_WORLD);
-        }
-    }
-}
-
-Phases receive_messages(long messages, int window, bool alternate) {
-    Phases phases;
-    int mode = 0;
-    long phase_start_count = 0;
-    double phase_start = MPI_Wtime();
-    const TestsomeFn testsome[2] = {PMPI_Testsome, MPI_Testsome};
-    const long chunk = std::max(1, window / 2);
-    std::vector<MPI_Request> reqs(static_cast<size_t>(window), MPI_REQUEST_NULL);
-    std::vector<long> bufs(static_cast<size_t>(window));
-    std::vector<int> indices(static_cast<size_t>(window));
-    long posted = 0, received = 0, since_credit = 0, credited = std::min<long>(window, messages);
-    for (int i = 0; i < window && posted < messages; i++, posted++) {
-        MPI_Irecv(&bufs[static_cast<size_t>(i)], 1, MPI_LONG, 1, kDataTag, MPI_COMM_WORLD,
-                  &reqs[static_cast<size_t>(i)]);
-    }
-    while (received < messages) {
-        int outcount = 0;
-        testsome[mode](window, reqs.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
-        for (int j = 0; j < outcount && outcount != MPI_UNDEFINED; j++, received++) {
-            const size_t i = static_cast<size_t>(indices[static_cast<size_t>(j)]);
-            if (posted < messages) {
-                MPI_Irecv(&bufs[i], 1, MPI_LONG, 1, kDataTag, MPI_COMM_WORLD, &reqs[i]);
-                posted++;
-            }
-            if (++since_credit == chunk && credited < messages) {
-                MPI_Send(nullptr, 0, MPI_BYTE, 1, kCreditTag, MPI_COMM_WORLD);
-                credited += chunk;
-                since_credit = 0;
-            }
-        }
-        if (received - phase_start_count >= kPhase || received >= messages) {
-            const double now = MPI_Wtime();
-            phases.seconds[mode] += now - phase_start;
-            phases.messages[mode] += received - phase_start_count;
-            phase_start = now;
-            phase_start_count = received;
-            mode = alternate ? 1 - mode : 0;
-        }
-    }
-    return phases;
-}
 
 }  // namespace
 
@@ -109,14 +37,20 @@ int main(int argc, char* argv[]) {
     const bool alternate = argc > 3 && std::string(argv[3]) == "alternate";
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 1) {
-        send_messages(messages, window);
+        bench::send_windowed(messages, window);
     } else if (rank == 0) {
-        const Phases phases = receive_messages(messages, window, alternate);
+        // mode 0 plain (PMPI_Testsome), mode 1 through the tool (MPI_Testsome)
+        const TestsomeFn testsome[2] = {PMPI_Testsome, MPI_Testsome};
+        const bench::PhaseTotals t = bench::receive_windowed(
+            messages, window, alternate ? 2 : 1, [](int) {},
+            [&](int mode, int n, MPI_Request reqs[], int* outcount, int indices[]) {
+                testsome[mode](n, reqs, outcount, indices, MPI_STATUSES_IGNORE);
+            });
         const char* mode_name[2] = {"plain", "tool"};
         for (int mode = 0; mode < (alternate ? 2 : 1); mode++) {
             std::printf("rate %s %s %d %ld %.3f %.0f\n", bench::build_name().c_str(),
-                        mode_name[mode], window, phases.messages[mode], phases.seconds[mode],
-                        static_cast<double>(phases.messages[mode]) / phases.seconds[mode]);
+                        mode_name[mode], window, t.messages[size_t(mode)], t.seconds[size_t(mode)],
+                        t.rate(mode));
         }
     }
     MPI_Finalize();
