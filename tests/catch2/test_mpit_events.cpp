@@ -529,3 +529,33 @@ TEST_CASE("request_complete_file: ROMIO's nonblocking I/O seen on its file", "[m
         unlink(path);
     }
 }
+
+TEST_CASE("request_scan_served: each request MPI_Testany serves, and where the cursor goes next",
+          "[mpit_events]") {
+    Watchdog dog("served events");
+    EventListener served("request_scan_served", MPI_T_CB_REQUIRE_MPI_RESTRICTED);
+    REQUIRE(served.ok());
+    const int n = 4;
+    std::vector<MPI_Request> reqs(n);
+    for (int i = 0; i < n; i++) {
+        MPI_Grequest_start(query_tag77, free_nothing, cancel_nothing, nullptr, &reqs[size_t(i)]);
+    }
+    std::vector<MPI_Request> handles = reqs;
+    for (MPI_Request h : handles) MPI_Grequest_complete(h);
+    std::vector<int> order;
+    for (int k = 0; k < n; k++) {
+        int indx = -1, flag = 0;
+        MPI_Testany(n, reqs.data(), &indx, &flag, MPI_STATUS_IGNORE);
+        REQUIRE(flag == 1);
+        order.push_back(indx);
+    }
+    const auto& got = served.instances();
+    REQUIRE(got.size() == size_t(n));
+    for (size_t k = 0; k < got.size(); k++) {
+        INFO("call " << k);
+        CHECK(got[k].ints[0] == int64_t(reinterpret_cast<intptr_t>(reqs.data())));
+        CHECK(got[k].ints[1] == n);
+        CHECK(got[k].ints[2] == order[k]);
+        CHECK(got[k].ints[3] == (order[k] + 1) % n);
+    }
+}
