@@ -303,6 +303,51 @@ TEST_CASE("request_complete: one event per completion with the request's data, e
         CHECK(got[1].call == kWait);
     }
 
+    SECTION("a persistent collective and partitioned requests: one event per round") {
+        MPI_Request barrier;
+        MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &barrier);
+        const int partitions = 4;
+        std::vector<int> out(partitions * 2, me), in(partitions * 2, -1);
+        MPI_Request part[2];
+        MPI_Precv_init(in.data(), partitions, 2, MPI_INT, peer(), 12, MPI_COMM_WORLD,
+                       MPI_INFO_NULL, &part[0]);
+        MPI_Psend_init(out.data(), partitions, 2, MPI_INT, peer(), 12, MPI_COMM_WORLD,
+                       MPI_INFO_NULL, &part[1]);
+        events.clear();
+        for (int round = 0; round < 2; round++) {
+            MPI_Start(&barrier);
+            MPI_Wait(&barrier, MPI_STATUS_IGNORE);
+            MPI_Startall(2, part);
+            for (int p = 0; p < partitions; p++) MPI_Pready(p, part[1]);
+            MPI_Waitall(2, part, MPI_STATUSES_IGNORE);
+        }
+        CHECK(in == std::vector<int>(partitions * 2, peer()));
+        auto got = events.completions();
+        REQUIRE(got.size() == 6);
+        int colls = 0, precv = 0, psend = 0;
+        for (const CompleteEvent& e : got) {
+            if (e.kind == kPersistentColl) {
+                colls++;
+                CHECK(e.call == kWait);
+                CHECK(e.comm == int(MPI_COMM_WORLD));
+            } else if (e.kind == kPartRecv) {
+                precv++;
+                CHECK(e.index == 0);
+                CHECK(e.source == peer());
+                CHECK(e.count == int(sizeof(int)) * partitions * 2);
+            } else if (e.kind == kPartSend) {
+                psend++;
+                CHECK(e.index == 1);
+            }
+        }
+        CHECK(colls == 2);
+        CHECK(precv == 2);
+        CHECK(psend == 2);
+        MPI_Request_free(&barrier);
+        MPI_Request_free(&part[0]);
+        MPI_Request_free(&part[1]);
+    }
+
     SECTION("blocking calls and collectives raise nothing") {
         int v = me, w = -1;
         events.clear();
