@@ -17,13 +17,14 @@
 
 namespace reqstatus_tool {
 
-
 // Completes a request get_status reported complete. It is complete, so MPI_Wait returns at
 // once without making progress (MPI_Test would poll the network once per request: more progress
 // than the destructive call makes, and slower); the status it writes is the one the destructive
 // array form would have written.
 template <class Next>
-void complete_reported(Next& next, MPI_Request* request, MPI_Status* status) { next.wait(request, status); }
+void complete_reported(Next& next, MPI_Request* request, MPI_Status* status) {
+    next.wait(request, status);
+}
 
 // Completes the n requests reqs[indices[j]], all reported complete, with one Waitall on a
 // compacted copy of their handles (it returns at once, as they are complete, and costs one call
@@ -57,7 +58,6 @@ inline MPI_Status* scratch_statuses(int n) {
     return buffer.data();
 }
 
-
 template <class Next>
 int testany(Next& next, const char* call, int count, MPI_Request reqs[], int* indx, int* flag,
             MPI_Status* status) {
@@ -72,8 +72,8 @@ int testany(Next& next, const char* call, int count, MPI_Request reqs[], int* in
 }
 
 template <class Next>
-int testsome(Next& next, const char* call, int incount, MPI_Request reqs[], int* outcount, int indices[],
-             MPI_Status statuses[]) {
+int testsome(Next& next, const char* call, int incount, MPI_Request reqs[], int* outcount,
+             int indices[], MPI_Status statuses[]) {
     // the statuses are needed only for the application or the log
     MPI_Status* seen = statuses;
     if (statuses == MPI_STATUSES_IGNORE && reqstatus_tool::logging) {
@@ -100,7 +100,8 @@ int testsome(Next& next, const char* call, int incount, MPI_Request reqs[], int*
 // MPI_Testall completes every request when all are complete, and the complete ones when one of
 // them failed (MPI_ERR_IN_STATUS; the pending ones have MPI_ERR_PENDING in their status).
 template <class Next>
-int testall(Next& next, const char* call, int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]) {
+int testall(Next& next, const char* call, int count, MPI_Request reqs[], int* flag,
+            MPI_Status statuses[]) {
     MPI_Status* seen = (statuses == MPI_STATUSES_IGNORE) ? scratch_statuses(count) : statuses;
     const int rc = next.get_status_all(count, reqs, flag, seen);
     const bool in_status = rc != MPI_SUCCESS && next.error_class(rc) == MPI_ERR_IN_STATUS;
@@ -126,7 +127,6 @@ int testall(Next& next, const char* call, int count, MPI_Request reqs[], int* fl
     return rc;
 }
 
-
 template <class Next>
 int waitany(Next& next, int count, MPI_Request reqs[], int* indx, MPI_Status* status) {
     MPI_Status local;
@@ -140,7 +140,7 @@ int waitany(Next& next, int count, MPI_Request reqs[], int* indx, MPI_Status* st
 
 template <class Next>
 int waitsome(Next& next, int incount, MPI_Request reqs[], int* outcount, int indices[],
-                 MPI_Status statuses[]) {
+             MPI_Status statuses[]) {
     MPI_Status* seen = statuses;
     if (statuses == MPI_STATUSES_IGNORE && reqstatus_tool::logging) {
         seen = scratch_statuses(incount);

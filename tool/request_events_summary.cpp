@@ -7,14 +7,30 @@ namespace request_events {
 
 namespace {
 
-const char* const kKindNames[kKinds] = {"?", "send", "recv", "persistent send",
-                                        "persistent recv", "generalized", "collective",
-                                        "persistent collective", "partitioned send",
-                                        "partitioned recv", "RMA"};
-const char* const kCallNames[CallId::kCount] = {
-    "?", "MPI_Wait", "MPI_Test", "MPI_Request_get_status", "MPI_Waitall", "MPI_Testall",
-    "MPI_Request_get_status_all", "MPI_Waitany", "MPI_Testany", "MPI_Request_get_status_any",
-    "MPI_Waitsome", "MPI_Testsome", "MPI_Request_get_status_some"};
+const char* const kKindNames[kKinds] = {"?",
+                                        "send",
+                                        "recv",
+                                        "persistent send",
+                                        "persistent recv",
+                                        "generalized",
+                                        "collective",
+                                        "persistent collective",
+                                        "partitioned send",
+                                        "partitioned recv",
+                                        "RMA"};
+const char* const kCallNames[CallId::kCount] = {"?",
+                                                "MPI_Wait",
+                                                "MPI_Test",
+                                                "MPI_Request_get_status",
+                                                "MPI_Waitall",
+                                                "MPI_Testall",
+                                                "MPI_Request_get_status_all",
+                                                "MPI_Waitany",
+                                                "MPI_Testany",
+                                                "MPI_Request_get_status_any",
+                                                "MPI_Waitsome",
+                                                "MPI_Testsome",
+                                                "MPI_Request_get_status_some"};
 
 int bucket_of(double microseconds) {
     int b = 0;
@@ -109,7 +125,8 @@ std::string Summary::format(int rank) const {
         char line[160];
         std::snprintf(line, sizeof line, "  %-28s %10llu calls %10llu empty (%.1f%%)\n",
                       kCallNames[call], static_cast<unsigned long long>(s.calls),
-                      static_cast<unsigned long long>(s.empty), 100.0 * double(s.empty) / double(s.calls));
+                      static_cast<unsigned long long>(s.empty),
+                      100.0 * double(s.empty) / double(s.calls));
         out << line;
     }
     return out.str();

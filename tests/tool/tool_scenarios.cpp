@@ -155,8 +155,8 @@ void persistent(const std::string& call) {
     std::vector<std::vector<int>> bufs(kSlots, std::vector<int>(kSlots));
     std::vector<MPI_Request> reqs(kSlots);
     for (int s = 0; s < kSlots; s++) {
-        MPI_Recv_init(bufs[static_cast<size_t>(s)].data(), kSlots, MPI_INT, peer(), s, MPI_COMM_WORLD,
-                      &reqs[static_cast<size_t>(s)]);
+        MPI_Recv_init(bufs[static_cast<size_t>(s)].data(), kSlots, MPI_INT, peer(), s,
+                      MPI_COMM_WORLD, &reqs[static_cast<size_t>(s)]);
     }
     for (int round = 0; round < kRounds; round++) {
         MPI_Startall(kSlots, reqs.data());
