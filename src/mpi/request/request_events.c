@@ -211,7 +211,7 @@ void MPIR_Request_complete_event(MPIR_Request * req, int mpi_errno)
     if (HANDLE_IS_BUILTIN(req->handle)) {
         /* a shared request handed out while nobody listened: no state of its own to mark, so
          * only the call that frees it reports it */
-        if (is_get_status_call(MPIR_Request_user_call.call))
+        if (is_get_status_call(MPIR_Request_call_record.call))
             return;
     } else {
         if (req->events_seq == req->completion_seq + 1)
@@ -234,8 +234,8 @@ void MPIR_Request_complete_event(MPIR_Request * req, int mpi_errno)
         ev.count = 0;
     }
     ev.error = mpi_errno;
-    ev.call = MPIR_Request_user_call.call;
-    ev.index = MPIR_Request_user_call.index;
+    ev.call = MPIR_Request_call_record.call;
+    ev.index = MPIR_Request_call_record.index;
 
     MPIR_T_DO_EVENT(event_index[EV_COMPLETE], MPI_T_CB_REQUIRE_MPI_RESTRICTED, &ev);
     if (req->comm) {

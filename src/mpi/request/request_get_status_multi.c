@@ -103,8 +103,11 @@ int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_reque
 {
     int mpi_errno = MPI_SUCCESS;
     int all_complete = FALSE;
-    /* events only once the flag is known (report_all_completions) */
-    MPIR_Request_user_call_t reporting = MPIR_Request_user_call_enter(MPIR_REQUEST_CALL__NONE);
+    /* events only once the flag is known (report_all_completions): the looks raise none */
+    int reporting_call = MPIR_Request_call_record.call;
+    if (reporting_call != MPIR_REQUEST_CALL__CALLBACK) {
+        MPIR_Request_call_record.call = MPIR_REQUEST_CALL__NONE;
+    }
     int n_completed = 0;
     int proc_failure = FALSE;
     int progress_made = 0;
@@ -210,7 +213,7 @@ int MPIR_Request_get_status_all_impl(int count, const MPI_Request array_of_reque
     }
 
   fn_exit:
-    MPIR_Request_user_call_exit(reporting);
+    MPIR_Request_call_record.call = reporting_call;
     if (all_complete && MPIR_T_events_listening()) {
         report_all_completions(count, request_ptrs, queried_rc);
     }
