@@ -136,14 +136,11 @@ struct Completing;
 template <QMPI_Functions_enum Which, int Call, class... Args>
 struct Completing<int(QMPI_Context, int, Args...), Which, Call> {
     static int wrapper(QMPI_Context c, int id, Args... args) {
-        const int outer = completions_in_call;
+        // a completion call made inside another (ROMIO's MPI_Test inside a poll_fn) is part of
+        // the outer one: only the outermost is counted
         if (call_depth++ == 0) completions_in_call = 0;
         const int rc = call_next<int(QMPI_Context, int, Args...)>(c, id, Which, args...);
-        if (--call_depth == 0) {
-            summary().call_made(Call, completions_in_call);
-        } else {
-            completions_in_call += outer;
-        }
+        if (--call_depth == 0) summary().call_made(Call, completions_in_call);
         return rc;
     }
 };
