@@ -242,14 +242,27 @@ TEST_CASE("a Test or get_status call reports what its own progress poll complete
     // Rank 1 sends rank 0 one message per form while rank 0, its receive posted, makes no MPI
     // call; so the message waits in rank 0's shared-memory queue, and only the call's progress
     // poll completes it: the call must look at the request after that poll and report it. The
-    // two ranks use a communicator of their own, so no other rank's message (a barrier's) can
-    // be queued before it: one poll handles one message.
+    // two ranks use a communicator of their own, and the other ranks send rank 0 nothing until
+    // the pair is done (they wait for rank 0's word in a receive, which sends nothing), so no
+    // other message can be queued before it: one poll handles one message. (Ranks 2 and up going
+    // on to the runner's collectives put their messages ahead of rank 1's under -n 4.)
     MPI_Comm pair;
     MPI_Comm_split(MPI_COMM_WORLD, world_rank() < 2 ? 0 : MPI_UNDEFINED, world_rank(), &pair);
+    constexpr int kPairDoneTag = 4242;
     if (pair == MPI_COMM_NULL) {
-        return;  // ranks 2 and up take no part
+        // ranks 2 and up take no part
+        MPI_Recv(nullptr, 0, MPI_BYTE, 0, kPairDoneTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        return;
     }
     const int rank = world_rank();
+    struct PairDone {  // rank 0 releases the others however the case ends
+        int rank;
+        ~PairDone() {
+            for (int r = 2; rank == 0 && r < world_size(); r++) {
+                MPI_Send(nullptr, 0, MPI_BYTE, r, kPairDoneTag, MPI_COMM_WORLD);
+            }
+        }
+    } pair_done{rank};
     std::vector<Form> forms = test_and_get_status_forms();
     for (int with_others = 0; with_others < 2; with_others++) {
         for (size_t f = 0; f < forms.size(); f++) {
