@@ -66,7 +66,8 @@ cvars:
       scope       : MPI_T_SCOPE_ALL_EQ
       description : |-
         Where the report of MPIR_CVAR_COMM_ASSERT_REPORT goes; empty: rank
-        0's standard error.
+        0's standard error. A %p in it is replaced by rank 0's process id,
+        so one setting serves a suite of programs.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -410,6 +411,26 @@ int MPIR_Comm_assert_summarize(MPIR_Comm * comm)
     return summarize(comm, "freed by MPI_Comm_free");
 }
 
+/* MPIR_CVAR_COMM_ASSERT_REPORT_FILE with each %p replaced by the process id */
+static void report_path(char *path, size_t len)
+{
+    const char *in = MPIR_CVAR_COMM_ASSERT_REPORT_FILE;
+    size_t n = 0;
+
+    for (; *in != '\0' && n + 1 < len; in++) {
+        if (in[0] == '%' && in[1] == 'p') {
+            n += snprintf(path + n, len - n, "%d", (int) getpid());
+            if (n >= len) {
+                n = len - 1;
+            }
+            in++;
+        } else {
+            path[n++] = *in;
+        }
+    }
+    path[n] = '\0';
+}
+
 /* MPI_Finalize: MPI_COMM_WORLD's and MPI_COMM_SELF's records, then every process's text to
  * rank 0 of MPI_COMM_WORLD, which writes the report. */
 int MPIR_Comm_assert_finalize(void)
@@ -459,10 +480,12 @@ int MPIR_Comm_assert_finalize(void)
         FILE *out = stderr;
         text[total] = '\0';
         if (MPIR_CVAR_COMM_ASSERT_REPORT_FILE && MPIR_CVAR_COMM_ASSERT_REPORT_FILE[0] != '\0') {
-            out = fopen(MPIR_CVAR_COMM_ASSERT_REPORT_FILE, "w");
+            char path[4096];
+            report_path(path, sizeof(path));
+            out = fopen(path, "w");
             if (out == NULL) {
                 fprintf(stderr, "MPICH: cannot write the communicator assertions report to "
-                        "%s: %s\n", MPIR_CVAR_COMM_ASSERT_REPORT_FILE, strerror(errno));
+                        "%s: %s\n", path, strerror(errno));
                 out = stderr;
             }
         }

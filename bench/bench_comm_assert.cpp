@@ -1,0 +1,219 @@
+// Communicator assertions (issue 14): what verification and detection cost on the receive path,
+// and whether the assertions let the engine match faster.
+//   rate:  message rate of a windowed stream (rank 1 sends, rank 0 keeps WINDOW receives with a
+//          named source and tag in flight) on communicators that differ only in their info and
+//          control variables, phases alternating within one run:
+//            plain     no assertions
+//            asserted  mpi_assert_no_any_source, _no_any_tag, _exact_length (verified)
+//            trusted   the same, MPIR_CVAR_COMM_ASSERT_VERIFY=0            (custom only)
+//            detect    no assertions, MPIR_CVAR_COMM_ASSERT_DETECT=1       (custom only)
+//   match: matching time with many sources: rank 0 pre-posts DEPTH receives from each of the
+//          other ranks (distinct tags), the senders send in the reverse order, so every message
+//          searches the posted queue; seconds per round and per message, plain and asserted.
+// usage: mpiexec -n 2 bench_comm_assert rate WINDOW MESSAGES
+//        mpiexec -n N bench_comm_assert match DEPTH ROUNDS
+// Prints "<build> <test> <mode> <figure> <unit>" lines, from rank 0.
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_common.hpp"
+
+namespace {
+
+constexpr int kData = 0, kCredit = 1;
+constexpr long kPhase = 8192;
+
+MPI_Comm make_comm(bool asserted) {
+    MPI_Info info;
+    MPI_Info_create(&info);
+    if (asserted) {
+        for (const char* key :
+             {"mpi_assert_no_any_source", "mpi_assert_no_any_tag", "mpi_assert_exact_length"}) {
+            MPI_Info_set(info, key, "true");
+        }
+    }
+    MPI_Comm comm;
+    MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &comm);
+    MPI_Info_free(&info);
+    return comm;
+}
+
+// Writes an int control variable if this MPICH has it; false if not.
+bool set_cvar(const char* name, int value) {
+    int index = -1, count = 0;
+    MPI_T_cvar_handle h;
+    if (MPI_T_cvar_get_index(name, &index) != MPI_SUCCESS ||
+        MPI_T_cvar_handle_alloc(index, nullptr, &h, &count) != MPI_SUCCESS) {
+        return false;
+    }
+    bool ok = MPI_T_cvar_write(h, &value) == MPI_SUCCESS;
+    MPI_T_cvar_handle_free(&h);
+    return ok;
+}
+
+struct Mode {
+    const char* name;
+    MPI_Comm comm;
+    int verify, detect;  // control variable values in the mode's phases
+};
+
+// One phase of `n` messages on comm; the window is refilled in place, a credit per half window.
+void phase(int rank, MPI_Comm comm, long n, int window) {
+    long payload = 7;
+    const long chunk = window / 2;
+    if (rank == 1) {
+        long sent = 0;
+        for (; sent < std::min<long>(window, n); sent++) {
+            MPI_Send(&payload, 1, MPI_LONG, 0, kData, comm);
+        }
+        while (sent < n) {
+            MPI_Recv(nullptr, 0, MPI_BYTE, 0, kCredit, comm, MPI_STATUS_IGNORE);
+            for (long j = 0; j < chunk && sent < n; j++, sent++) {
+                MPI_Send(&payload, 1, MPI_LONG, 0, kData, comm);
+            }
+        }
+        return;
+    }
+    std::vector<MPI_Request> reqs(size_t(window), MPI_REQUEST_NULL);
+    std::vector<long> bufs(size_t(window));
+    std::vector<int> idx(size_t(window));
+    long posted = 0, received = 0, since = 0, credited = std::min<long>(window, n);
+    for (int i = 0; i < window && posted < n; i++, posted++) {
+        MPI_Irecv(&bufs[size_t(i)], 1, MPI_LONG, 1, kData, comm, &reqs[size_t(i)]);
+    }
+    while (received < n) {
+        int out = 0;
+        MPI_Testsome(window, reqs.data(), &out, idx.data(), MPI_STATUSES_IGNORE);
+        for (int j = 0; j < out && out != MPI_UNDEFINED; j++, received++) {
+            const size_t i = size_t(idx[size_t(j)]);
+            if (posted < n) {
+                MPI_Irecv(&bufs[i], 1, MPI_LONG, 1, kData, comm, &reqs[i]);
+                posted++;
+            }
+            if (++since == chunk && credited < n) {
+                MPI_Send(nullptr, 0, MPI_BYTE, 1, kCredit, comm);
+                credited += chunk;
+                since = 0;
+            }
+        }
+    }
+}
+
+void run_rate(int rank, int window, long messages) {
+    std::vector<Mode> modes = {{"plain", make_comm(false), 1, 0},
+                               {"asserted", make_comm(true), 1, 0}};
+    const bool custom = bench::build_name() == "custom";
+    if (custom) {
+        modes.push_back({"trusted", make_comm(true), 0, 0});
+        modes.push_back({"detect", make_comm(false), 1, 1});
+    }
+    std::vector<double> seconds(modes.size(), 0.0);
+    std::vector<long> counts(modes.size(), 0);
+    phase(rank, modes[0].comm, 4 * kPhase, window);  // warm-up
+    for (long done = 0, m = 0; done < messages; done += kPhase, m = (m + 1) % long(modes.size())) {
+        Mode& mode = modes[size_t(m)];
+        if (custom) {
+            set_cvar("MPIR_CVAR_COMM_ASSERT_VERIFY", mode.verify);
+            set_cvar("MPIR_CVAR_COMM_ASSERT_DETECT", mode.detect);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+        const double t0 = MPI_Wtime();
+        phase(rank, mode.comm, kPhase, window);
+        seconds[size_t(m)] += MPI_Wtime() - t0;
+        counts[size_t(m)] += kPhase;
+    }
+    if (custom) {
+        set_cvar("MPIR_CVAR_COMM_ASSERT_VERIFY", 1);
+        set_cvar("MPIR_CVAR_COMM_ASSERT_DETECT", 0);
+    }
+    if (rank == 0) {
+        for (size_t m = 0; m < modes.size(); m++) {
+            std::printf("%s rate %s %.0f msg/s\n", bench::build_name().c_str(), modes[m].name,
+                        double(counts[m]) / seconds[m]);
+        }
+    }
+    for (auto& mode : modes) {
+        MPI_Comm_free(&mode.comm);
+    }
+}
+
+// Rank 0 posts `depth` receives per sender (tags 0..depth-1), the senders send tags
+// depth-1..0 after a barrier: the k-th message searches past the receives still posted ahead.
+double match_round(int rank, int size, MPI_Comm comm, int depth) {
+    std::vector<MPI_Request> reqs;
+    std::vector<long> bufs;
+    long v = 1;
+    double t = 0;
+    if (rank == 0) {
+        reqs.resize(size_t(depth) * size_t(size - 1));
+        bufs.resize(reqs.size());
+        size_t k = 0;
+        for (int tag = 0; tag < depth; tag++) {
+            for (int src = 1; src < size; src++, k++) {
+                MPI_Irecv(&bufs[k], 1, MPI_LONG, src, tag, comm, &reqs[k]);
+            }
+        }
+        MPI_Barrier(comm);
+        const double t0 = MPI_Wtime();
+        MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+        t = MPI_Wtime() - t0;
+    } else {
+        MPI_Barrier(comm);
+        for (int tag = depth - 1; tag >= 0; tag--) {
+            MPI_Send(&v, 1, MPI_LONG, 0, tag, comm);
+        }
+    }
+    MPI_Barrier(comm);
+    return t;
+}
+
+void run_match(int rank, int size, int depth, int rounds) {
+    MPI_Comm plain = make_comm(false), asserted = make_comm(true);
+    double total[2] = {0, 0};
+    match_round(rank, size, plain, depth);
+    for (int r = 0; r < rounds; r++) {
+        total[r % 2] += match_round(rank, size, r % 2 ? asserted : plain, depth);
+    }
+    if (rank == 0) {
+        const double per_mode = rounds / 2.0;
+        const double messages = double(depth) * (size - 1);
+        const char* names[2] = {"plain", "asserted"};
+        for (int m = 0; m < 2; m++) {
+            std::printf("%s match %s %.3f ms/round %d-sources-x-%d\n", bench::build_name().c_str(),
+                        names[m], 1e3 * total[m] / per_mode, size - 1, depth);
+            std::printf("%s match %s %.1f ns/message %d-sources-x-%d\n",
+                        bench::build_name().c_str(), names[m],
+                        1e9 * total[m] / per_mode / messages, size - 1, depth);
+        }
+    }
+    MPI_Comm_free(&plain);
+    MPI_Comm_free(&asserted);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    int provided = 0, rank = 0, size = 0;
+    MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const std::string test = argc > 1 ? argv[1] : "";
+    if (test == "rate" && argc == 4 && size == 2) {
+        run_rate(rank, std::atoi(argv[2]), std::atol(argv[3]));
+    } else if (test == "match" && argc == 4 && size >= 2) {
+        run_match(rank, size, std::atoi(argv[2]), std::atoi(argv[3]));
+    } else if (rank == 0) {
+        std::fprintf(stderr, "usage: bench_comm_assert rate WINDOW MESSAGES (2 processes) | "
+                             "match DEPTH ROUNDS (2 or more)\n");
+    }
+    MPI_T_finalize();
+    MPI_Finalize();
+    return 0;
+}

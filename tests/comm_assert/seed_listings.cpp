@@ -1,0 +1,181 @@
+// The programs of the listings in "Automatic detection of MPI assertions" (Jammer, Iwainsky,
+// Bischof, C3PO'20; ../shared/seeds/004), run with MPIR_CVAR_COMM_ASSERT_REPORT so the run-time
+// detection can be compared with what the paper's static analysis concludes
+// (maint/check-comm-assert-report holds the expected verdicts). Run under mpiexec -n 2:
+//   seed_listings LISTING      LISTING: one of the names in kListings below
+// A receiver that is slow to receive lets the messages arrive first (let_messages_arrive): the
+// run-time twin can only see an order dependence that happened in the run.
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+
+namespace {
+
+constexpr int kTag = 42;
+
+int rank() {
+    int r = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
+// What a busy receiver does before it gets to its receives: the messages sent meanwhile arrive
+// and wait in its queue of unexpected messages.
+void let_messages_arrive() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    for (int i = 0; i < 1000; i++) {
+        int flag = 0;
+        // a tag nobody uses, from the other process: no wildcard, and a progress poll
+        MPI_Iprobe(1 - rank(), 32000, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    }
+}
+
+void recv_int(int source, int tag, MPI_Comm comm = MPI_COMM_WORLD) {
+    int buffer = 0;
+    MPI_Recv(&buffer, 1, MPI_INT, source, tag, comm, MPI_STATUS_IGNORE);
+}
+
+void send_int(int dest, int tag, MPI_Comm comm = MPI_COMM_WORLD) {
+    int buffer = 1;
+    MPI_Send(&buffer, 1, MPI_INT, dest, tag, comm);
+}
+
+// Listing 1: two sends with one tag to one target, nothing between them: they may overtake.
+void listing1() {
+    if (rank() == 0) {
+        let_messages_arrive();
+        recv_int(1, kTag);
+        recv_int(1, kTag);
+    } else {
+        send_int(0, kTag);
+        send_int(0, kTag);
+    }
+}
+
+// Listing 3: the sends differ in tag or target: no pair conflicts.
+void listing3() {
+    if (rank() == 0) {
+        send_int(1, kTag);
+        let_messages_arrive();
+        recv_int(1, kTag);
+        recv_int(1, kTag + 1);
+    } else {
+        send_int(0, kTag);
+        send_int(0, kTag + 1);
+        recv_int(0, kTag);
+    }
+}
+
+// Listing 4: only one send per process on each path (a ping-pong).
+void listing4() {
+    if (rank() % 2 == 0) {
+        send_int(1, kTag);
+        recv_int(1, kTag);
+    } else {
+        recv_int(0, kTag);
+        send_int(0, kTag);
+    }
+}
+
+// Listing 5: the two sends are separated by a barrier, the receives by the same barrier.
+void listing5() {
+    if (rank() == 0) {
+        let_messages_arrive();
+        recv_int(1, kTag);
+        MPI_Barrier(MPI_COMM_WORLD);
+        let_messages_arrive();
+        recv_int(1, kTag);
+    } else {
+        send_int(0, kTag);
+        MPI_Barrier(MPI_COMM_WORLD);
+        send_int(0, kTag);
+    }
+}
+
+// Listing 6: 4 ints received, 2 sent: exact_length does not hold.
+void listing6() {
+    if (rank() == 0) {
+        int buffer[4];
+        MPI_Recv(buffer, 4, MPI_INT, 1, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+        int buffer[2] = {1, 2};
+        MPI_Send(buffer, 2, MPI_INT, 0, kTag, MPI_COMM_WORLD);
+    }
+}
+
+// Listing 7: a receive with both wildcards.
+void listing7() {
+    if (rank() == 0) {
+        recv_int(MPI_ANY_SOURCE, MPI_ANY_TAG);
+    } else {
+        send_int(0, kTag);
+    }
+}
+
+// A loop whose send can overtake itself (the paper: "an operation can conflict with itself").
+void loop_overtakes_itself() {
+    for (int i = 0; i < 4; i++) {
+        if (rank() == 1) {
+            send_int(0, kTag);
+        }
+    }
+    if (rank() == 0) {
+        let_messages_arrive();
+        for (int i = 0; i < 4; i++) {
+            recv_int(1, kTag);
+        }
+    }
+}
+
+// A named duplicate with a wildcard tag, freed: its record is summed at MPI_Comm_free.
+void named_communicator() {
+    MPI_Comm halo;
+    MPI_Comm_dup(MPI_COMM_WORLD, &halo);
+    MPI_Comm_set_name(halo, "halo");
+    if (rank() == 0) {
+        recv_int(1, MPI_ANY_TAG, halo);
+    } else {
+        send_int(0, 7, halo);
+    }
+    MPI_Comm_free(&halo);
+    listing4();
+}
+
+struct Listing {
+    const char* name;
+    void (*run)();
+};
+
+constexpr Listing kListings[] = {
+    {"listing1", listing1}, {"listing3", listing3}, {"listing4", listing4},
+    {"listing5", listing5}, {"listing6", listing6}, {"listing7", listing7},
+    {"loop", loop_overtakes_itself}, {"named", named_communicator},
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    MPI_Init(&argc, &argv);
+    int size = 0, status = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const Listing* chosen = nullptr;
+    for (const auto& l : kListings) {
+        if (argc > 1 && std::strcmp(argv[1], l.name) == 0) {
+            chosen = &l;
+        }
+    }
+    if (!chosen || size != 2) {
+        if (rank() == 0) {
+            std::fprintf(stderr, "usage: mpiexec -n 2 seed_listings LISTING\n");
+        }
+        status = 2;
+    } else {
+        chosen->run();
+    }
+    MPI_Finalize();
+    return status;
+}
