@@ -1,15 +1,19 @@
 // Communicator assertions (issue 14): what verification and detection cost on the receive path,
-// and whether the assertions let the engine match faster.
+// and what the exact-match queues (0038) save in matching.
 //   rate:  message rate of a windowed stream (rank 1 sends, rank 0 keeps WINDOW receives with a
 //          named source and tag in flight) on communicators that differ only in their info and
 //          control variables, phases alternating within one run:
 //            plain     no assertions
-//            asserted  mpi_assert_no_any_source, _no_any_tag, _exact_length (verified)
-//            trusted   the same, MPIR_CVAR_COMM_ASSERT_VERIFY=0            (custom only)
-//            detect    no assertions, MPIR_CVAR_COMM_ASSERT_DETECT=1       (custom only)
-//   match: matching time with many sources: rank 0 pre-posts DEPTH receives from each of the
-//          other ranks (distinct tags), the senders send in the reverse order, so every message
-//          searches the posted queue; seconds per round and per message, plain and asserted.
+//            asserted  mpi_assert_no_any_source, _no_any_tag, _exact_length: on stock the hints
+//                      are accepted and ignored; on the custom build verified and matched in
+//                      the exact-match queues
+//            verified  the same assertions, verified, exact-match queues off  (custom only)
+//            trusted   the same, MPIR_CVAR_COMM_ASSERT_VERIFY=0, queues off    (custom only)
+//            detect    no assertions, MPIR_CVAR_COMM_ASSERT_DETECT=1          (custom only)
+//   match: matching with many sources: rank 0 pre-posts DEPTH receives from each other rank
+//          (tags 0..DEPTH-1), the senders send tags DEPTH-1..0, so in one process-wide queue
+//          every message searches past the receives posted ahead of it; milliseconds per round
+//          and nanoseconds per message, modes plain / asserted (/ verified on custom).
 // usage: mpiexec -n 2 bench_comm_assert rate WINDOW MESSAGES
 //        mpiexec -n N bench_comm_assert match DEPTH ROUNDS
 // Prints "<build> <test> <mode> <figure> <unit>" lines, from rank 0.
@@ -29,7 +33,11 @@ namespace {
 constexpr int kData = 0, kCredit = 1;
 constexpr long kPhase = 8192;
 
-MPI_Comm make_comm(bool asserted) {
+bool set_cvar(const char* name, int value);
+
+// exact: whether the custom build may match the communicator in exact-match queues
+MPI_Comm make_comm(bool asserted, bool exact = true) {
+    set_cvar("MPIR_CVAR_COMM_ASSERT_EXACT_MATCH", exact ? 1 : 0);
     MPI_Info info;
     MPI_Info_create(&info);
     if (asserted) {
@@ -41,6 +49,7 @@ MPI_Comm make_comm(bool asserted) {
     MPI_Comm comm;
     MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &comm);
     MPI_Info_free(&info);
+    set_cvar("MPIR_CVAR_COMM_ASSERT_EXACT_MATCH", 1);
     return comm;
 }
 
@@ -110,7 +119,8 @@ void run_rate(int rank, int window, long messages) {
                                {"asserted", make_comm(true), 1, 0}};
     const bool custom = bench::build_name() == "custom";
     if (custom) {
-        modes.push_back({"trusted", make_comm(true), 0, 0});
+        modes.push_back({"verified", make_comm(true, false), 1, 0});
+        modes.push_back({"trusted", make_comm(true, false), 0, 0});
         modes.push_back({"detect", make_comm(false), 1, 1});
     }
     std::vector<double> seconds(modes.size(), 0.0);
@@ -174,26 +184,32 @@ double match_round(int rank, int size, MPI_Comm comm, int depth) {
 }
 
 void run_match(int rank, int size, int depth, int rounds) {
-    MPI_Comm plain = make_comm(false), asserted = make_comm(true);
-    double total[2] = {0, 0};
-    match_round(rank, size, plain, depth);
-    for (int r = 0; r < rounds; r++) {
-        total[r % 2] += match_round(rank, size, r % 2 ? asserted : plain, depth);
+    std::vector<MPI_Comm> comms = {make_comm(false), make_comm(true)};
+    std::vector<const char*> names = {"plain", "asserted"};
+    if (bench::build_name() == "custom") {
+        comms.push_back(make_comm(true, false));
+        names.push_back("verified");
+    }
+    const int modes = int(comms.size());
+    std::vector<double> total(comms.size(), 0.0);
+    match_round(rank, size, comms[0], depth);
+    for (int r = 0; r < rounds * modes; r++) {
+        total[size_t(r % modes)] += match_round(rank, size, comms[size_t(r % modes)], depth);
     }
     if (rank == 0) {
-        const double per_mode = rounds / 2.0;
+        const double per_mode = rounds;
         const double messages = double(depth) * (size - 1);
-        const char* names[2] = {"plain", "asserted"};
-        for (int m = 0; m < 2; m++) {
+        for (int m = 0; m < modes; m++) {
             std::printf("%s match %s %.3f ms/round %d-sources-x-%d\n", bench::build_name().c_str(),
-                        names[m], 1e3 * total[m] / per_mode, size - 1, depth);
+                        names[size_t(m)], 1e3 * total[size_t(m)] / per_mode, size - 1, depth);
             std::printf("%s match %s %.1f ns/message %d-sources-x-%d\n",
-                        bench::build_name().c_str(), names[m],
-                        1e9 * total[m] / per_mode / messages, size - 1, depth);
+                        bench::build_name().c_str(), names[size_t(m)],
+                        1e9 * total[size_t(m)] / per_mode / messages, size - 1, depth);
         }
     }
-    MPI_Comm_free(&plain);
-    MPI_Comm_free(&asserted);
+    for (auto& c : comms) {
+        MPI_Comm_free(&c);
+    }
 }
 
 }  // namespace

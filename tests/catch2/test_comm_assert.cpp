@@ -581,3 +581,155 @@ TEST_CASE("comm assertions: nothing is recorded while detection is off") {
     CHECK(pvars.read("comm_assert_any_source") == 0);
     CHECK(pvars.read("comm_assert_order_dependent") == 0);
 }
+
+namespace {
+
+int encode(int src, int tag, int k) { return src * 1000000 + tag * 1000 + k; }
+
+}  // namespace
+
+TEST_CASE("exact-match queues: every source and tag reaches its receives, in order per pair") {
+    ErrorsReturn errors_return;
+    AssertedComm exact({"mpi_assert_no_any_source", "mpi_assert_no_any_tag"}, "exact");
+    MPI_Comm plain;
+    MPI_Comm_dup(MPI_COMM_WORLD, &plain);
+    Watchdog dog("exact-match traffic from every rank");
+    const int size = world_size(), me = world_rank();
+    constexpr int kTags = 5, kPerTag = 4;
+
+    // half the receives are posted before anything is sent (in reverse tag order), the other
+    // half after every message arrived; a plain communicator carries wildcard traffic meanwhile
+    std::vector<int> got(size_t(size * kTags * kPerTag), -1);
+    std::vector<MPI_Request> reqs;
+    auto slot = [&](int src, int tag, int k) { return size_t((src * kTags + tag) * kPerTag + k); };
+    for (int tag = kTags - 1; tag >= 0; tag--) {
+        for (int src = 0; src < size; src++) {
+            for (int k = 0; k < kPerTag / 2; k++) {
+                reqs.emplace_back();
+                MPI_Irecv(&got[slot(src, tag, k)], 1, MPI_INT, src, tag, exact.get(), &reqs.back());
+            }
+        }
+    }
+    int wild = -1;
+    MPI_Request wild_req;
+    MPI_Irecv(&wild, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, plain, &wild_req);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int dst = 0; dst < size; dst++) {
+        for (int tag = 0; tag < kTags; tag++) {
+            for (int k = 0; k < kPerTag; k++) {
+                int v = encode(me, tag, k);
+                MPI_Send(&v, 1, MPI_INT, dst, tag, exact.get());
+            }
+        }
+    }
+    int mine = me;
+    MPI_Send(&mine, 1, MPI_INT, (me + 1) % size, 3, plain);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int tag = 0; tag < kTags; tag++) {
+        for (int src = size - 1; src >= 0; src--) {
+            for (int k = kPerTag / 2; k < kPerTag; k++) {
+                reqs.emplace_back();
+                MPI_Irecv(&got[slot(src, tag, k)], 1, MPI_INT, src, tag, exact.get(), &reqs.back());
+            }
+        }
+    }
+    CHECK(MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+    for (int src = 0; src < size; src++) {
+        for (int tag = 0; tag < kTags; tag++) {
+            for (int k = 0; k < kPerTag; k++) {
+                CHECK(got[slot(src, tag, k)] == encode(src, tag, k));
+            }
+        }
+    }
+    MPI_Status st;
+    CHECK(MPI_Wait(&wild_req, &st) == MPI_SUCCESS);
+    CHECK(wild == (me + size - 1) % size);
+    CHECK(st.MPI_TAG == 3);
+
+    // probes, matched probes and a cancelled receive find their pair's queue
+    int probe_value = encode(me, 7, 0), r = -1, flag = 0;
+    MPI_Request cancelled;
+    MPI_Irecv(&r, 1, MPI_INT, peer(), 8, exact.get(), &cancelled);
+    MPI_Cancel(&cancelled);
+    CHECK(MPI_Wait(&cancelled, &st) == MPI_SUCCESS);
+    CHECK(is_cancelled(st));
+    MPI_Send(&probe_value, 1, MPI_INT, peer(), 7, exact.get());
+    MPI_Send(&probe_value, 1, MPI_INT, peer(), 8, exact.get());
+    CHECK(MPI_Probe(peer(), 7, exact.get(), &st) == MPI_SUCCESS);
+    CHECK(st.MPI_TAG == 7);
+    CHECK(poll_until([&] {
+        MPI_Iprobe(peer(), 8, exact.get(), &flag, &st);
+        return flag != 0;
+    }));
+    MPI_Message msg;
+    CHECK(MPI_Mprobe(peer(), 8, exact.get(), &msg, &st) == MPI_SUCCESS);
+    CHECK(MPI_Mrecv(&r, 1, MPI_INT, &msg, &st) == MPI_SUCCESS);
+    CHECK(r == encode(peer(), 7, 0));
+    CHECK(MPI_Recv(&r, 1, MPI_INT, peer(), 7, exact.get(), &st) == MPI_SUCCESS);
+    CHECK(st.MPI_SOURCE == peer());
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_free(&plain);
+}
+
+TEST_CASE("exact-match queues: kept for the communicator's life, inherited by MPI_Comm_dup") {
+    ErrorsReturn errors_return;
+    AssertedComm exact({"mpi_assert_no_any_source", "mpi_assert_no_any_tag"});
+    MPI_Info take_back;
+    MPI_Info_create(&take_back);
+    MPI_Info_set(take_back, "mpi_assert_no_any_source", "false");
+    MPI_Info_set(take_back, "mpi_assert_no_any_tag", "false");
+    CHECK(MPI_Comm_set_info(exact.get(), take_back) == MPI_SUCCESS);
+    MPI_Info_free(&take_back);
+    CHECK(info_value(exact.get(), "mpi_assert_no_any_source") == "true");
+    CHECK(info_value(exact.get(), "mpi_assert_no_any_tag") == "true");
+
+    CvarSetting<int> off("MPIR_CVAR_COMM_ASSERT_VERIFY", 0);
+    REQUIRE(off.ok());
+    int v = 0;
+    CHECK(error_class(MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 1, exact.get(),
+                               MPI_STATUS_IGNORE)) == MPI_ERR_RANK);
+    MPI_Comm dup;
+    MPI_Comm_dup(exact.get(), &dup);
+    MPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    int flag = 0;
+    CHECK(error_class(MPI_Iprobe(peer(), MPI_ANY_TAG, dup, &flag, MPI_STATUS_IGNORE)) ==
+          MPI_ERR_TAG);
+    MPI_Comm_free(&dup);
+}
+
+TEST_CASE("exact-match queues: messages already queued move when MPI_Comm_set_info asserts both") {
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    Watchdog dog("set_info moving queued messages");
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpi_assert_no_any_source", "true");
+    MPI_Info_set(info, "mpi_assert_no_any_tag", "true");
+    const int tags[3] = {4, 5, 4}, marker_tag = 99;
+    if (is_receiver()) {
+        // every message queued on the process-wide queue while the communicator had none
+        MPI_Status st;
+        MPI_Probe(peer(), marker_tag, comm, &st);
+        REQUIRE(MPI_Comm_set_info(comm, info) == MPI_SUCCESS);
+        int v = -1;
+        MPI_Recv(&v, 1, MPI_INT, peer(), 5, comm, &st);
+        CHECK(v == encode(peer(), 5, 1));
+        MPI_Recv(&v, 1, MPI_INT, peer(), 4, comm, &st);
+        CHECK(v == encode(peer(), 4, 0));
+        MPI_Recv(&v, 1, MPI_INT, peer(), 4, comm, &st);
+        CHECK(v == encode(peer(), 4, 2));
+        MPI_Recv(&v, 1, MPI_INT, peer(), marker_tag, comm, &st);
+    } else {
+        for (int k = 0; k < 3; k++) {
+            int v = encode(world_rank(), tags[k], k);
+            MPI_Send(&v, 1, MPI_INT, peer(), tags[k], comm);
+        }
+        int v = 0;
+        MPI_Send(&v, 1, MPI_INT, peer(), marker_tag, comm);
+        REQUIRE(MPI_Comm_set_info(comm, info) == MPI_SUCCESS);
+    }
+    MPI_Info_free(&info);
+    CHECK(info_value(comm, "mpi_assert_no_any_source") == "true");
+    MPI_Barrier(comm);
+    MPI_Comm_free(&comm);
+}

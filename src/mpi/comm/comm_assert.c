@@ -25,6 +25,22 @@ cvars:
         mpi_assert_exact_length (MPI_ERR_COUNT in its status; a longer one is
         MPI_ERR_TRUNCATE as always). Off: the assertions are trusted.
 
+    - name        : MPIR_CVAR_COMM_ASSERT_EXACT_MATCH
+      category    : COMMUNICATOR
+      type        : boolean
+      default     : true
+      class       : none
+      verbosity   : MPI_T_VERBOSITY_USER_BASIC
+      scope       : MPI_T_SCOPE_ALL_EQ
+      description : |-
+        Whether a communicator created with both mpi_assert_no_any_source
+        and mpi_assert_no_any_tag (or duplicated from one) has its receives
+        matched by (source, tag) in queues of their own (ch4's active-message
+        path) instead of in the process-wide queues. Such a communicator
+        keeps both assertions for its life and refuses wildcards even with
+        MPIR_CVAR_COMM_ASSERT_VERIFY off. Read when the communicator is
+        created.
+
     - name        : MPIR_CVAR_COMM_ASSERT_DETECT
       category    : COMMUNICATOR
       type        : boolean
@@ -138,11 +154,18 @@ int MPIR_Comm_assert_wildcard(MPIR_Comm * comm_ptr, const char *call, int source
                  rank_str(source, s, sizeof(s)));
         }
     }
-#ifdef HAVE_ERROR_CHECKING
     char label[32];
 
-    if (!MPIR_CVAR_COMM_ASSERT_VERIFY) {
+    /* the device matches such a communicator's receives by (source, tag) and would never
+     * match a wildcard: refused whatever the build and MPIR_CVAR_COMM_ASSERT_VERIFY */
+    if (!comm_ptr->assert_exact_match) {
+#ifndef HAVE_ERROR_CHECKING
         return MPI_SUCCESS;
+#else
+        if (!MPIR_CVAR_COMM_ASSERT_VERIFY) {
+            return MPI_SUCCESS;
+        }
+#endif
     }
     if (source == MPI_ANY_SOURCE && comm_ptr->hints[MPIR_COMM_HINT_NO_ANY_SOURCE]) {
         mpi_errno = MPIR_Err_create_code(MPI_SUCCESS, MPIR_ERR_RECOVERABLE, __func__, __LINE__,
@@ -155,7 +178,6 @@ int MPIR_Comm_assert_wildcard(MPIR_Comm * comm_ptr, const char *call, int source
                                          "**assertnoanytag %s %s", call,
                                          comm_label(comm_ptr, label, sizeof(label)));
     }
-#endif
     return mpi_errno;
 }
 
