@@ -89,9 +89,9 @@ void phase(int rank, MPI_Comm comm, long n, int window) {
         }
         return;
     }
-    std::vector<MPI_Request> reqs(size_t(window), MPI_REQUEST_NULL);
-    std::vector<long> bufs(size_t(window));
-    std::vector<int> idx(size_t(window));
+    std::vector<MPI_Request> reqs(static_cast<size_t>(window), MPI_REQUEST_NULL);
+    std::vector<long> bufs(static_cast<size_t>(window));
+    std::vector<int> idx(static_cast<size_t>(window));
     long posted = 0, received = 0, since = 0, credited = std::min<long>(window, n);
     for (int i = 0; i < window && posted < n; i++, posted++) {
         MPI_Irecv(&bufs[size_t(i)], 1, MPI_LONG, 1, kData, comm, &reqs[size_t(i)]);
