@@ -27,11 +27,11 @@
 #include <vector>
 
 #include "bench_common.hpp"
+#include "windowed_rate.hpp"
 
 namespace {
 
-constexpr int kData = 0, kCredit = 1;
-constexpr long kPhase = 8192;
+constexpr long kPhase = bench::kPhase;
 
 bool set_cvar(const char* name, int value);
 
@@ -72,46 +72,18 @@ struct Mode {
     int verify, detect;  // control variable values in the mode's phases
 };
 
-// One phase of `n` messages on comm; the window is refilled in place, a credit per half window.
+// One phase of `n` messages on comm (the flow-controlled window of windowed_rate.hpp).
 void phase(int rank, MPI_Comm comm, long n, int window) {
-    long payload = 7;
-    const long chunk = window / 2;
     if (rank == 1) {
-        long sent = 0;
-        for (; sent < std::min<long>(window, n); sent++) {
-            MPI_Send(&payload, 1, MPI_LONG, 0, kData, comm);
-        }
-        while (sent < n) {
-            MPI_Recv(nullptr, 0, MPI_BYTE, 0, kCredit, comm, MPI_STATUS_IGNORE);
-            for (long j = 0; j < chunk && sent < n; j++, sent++) {
-                MPI_Send(&payload, 1, MPI_LONG, 0, kData, comm);
-            }
-        }
+        bench::send_windowed(n, window, comm);
         return;
     }
-    std::vector<MPI_Request> reqs(static_cast<size_t>(window), MPI_REQUEST_NULL);
-    std::vector<long> bufs(static_cast<size_t>(window));
-    std::vector<int> idx(static_cast<size_t>(window));
-    long posted = 0, received = 0, since = 0, credited = std::min<long>(window, n);
-    for (int i = 0; i < window && posted < n; i++, posted++) {
-        MPI_Irecv(&bufs[size_t(i)], 1, MPI_LONG, 1, kData, comm, &reqs[size_t(i)]);
-    }
-    while (received < n) {
-        int out = 0;
-        MPI_Testsome(window, reqs.data(), &out, idx.data(), MPI_STATUSES_IGNORE);
-        for (int j = 0; j < out && out != MPI_UNDEFINED; j++, received++) {
-            const size_t i = size_t(idx[size_t(j)]);
-            if (posted < n) {
-                MPI_Irecv(&bufs[i], 1, MPI_LONG, 1, kData, comm, &reqs[i]);
-                posted++;
-            }
-            if (++since == chunk && credited < n) {
-                MPI_Send(nullptr, 0, MPI_BYTE, 1, kCredit, comm);
-                credited += chunk;
-                since = 0;
-            }
-        }
-    }
+    bench::receive_windowed(
+        n, window, 1, [](int) {},
+        [](int, int count, MPI_Request* reqs, int* outcount, int* indices) {
+            MPI_Testsome(count, reqs, outcount, indices, MPI_STATUSES_IGNORE);
+        },
+        comm);
 }
 
 void run_rate(int rank, int window, long messages) {

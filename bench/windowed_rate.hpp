@@ -7,7 +7,7 @@
 // more for each credit; the receiver sends a credit after every CHUNK completions, each slot
 // re-posted first. Without it (a free MPI_Send flood) the receiver alternates between posted and
 // unexpected messages and the rate of one build varied 2x from run to run. The sender uses only
-// MPI_Send and MPI_Recv.
+// MPI_Send and MPI_Recv. Both run on MPI_COMM_WORLD unless given another communicator.
 #pragma once
 
 #include <mpi.h>
@@ -21,17 +21,17 @@ constexpr int kDataTag = 0;
 constexpr int kCreditTag = 1;
 constexpr long kPhase = 8192;
 
-inline void send_windowed(long messages, int window) {
+inline void send_windowed(long messages, int window, MPI_Comm comm = MPI_COMM_WORLD) {
     const long chunk = std::max(1, window / 2);
     const long payload = 1;
     long sent = 0;
     for (; sent < std::min<long>(window, messages); sent++) {
-        MPI_Send(&payload, 1, MPI_LONG, 0, kDataTag, MPI_COMM_WORLD);
+        MPI_Send(&payload, 1, MPI_LONG, 0, kDataTag, comm);
     }
     while (sent < messages) {
-        MPI_Recv(nullptr, 0, MPI_BYTE, 0, kCreditTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(nullptr, 0, MPI_BYTE, 0, kCreditTag, comm, MPI_STATUS_IGNORE);
         for (long j = 0; j < chunk && sent < messages; j++, sent++) {
-            MPI_Send(&payload, 1, MPI_LONG, 0, kDataTag, MPI_COMM_WORLD);
+            MPI_Send(&payload, 1, MPI_LONG, 0, kDataTag, comm);
         }
     }
 }
@@ -48,7 +48,7 @@ struct PhaseTotals {
 // phase (untimed), testsome(mode, n, reqs, &outcount, indices) completes receives in it.
 template <class Enter, class Testsome>
 PhaseTotals receive_windowed(long messages, int window, int modes, Enter&& enter,
-                             Testsome&& testsome) {
+                             Testsome&& testsome, MPI_Comm comm = MPI_COMM_WORLD) {
     PhaseTotals totals(modes);
     int mode = 0;
     const long chunk = std::max(1, window / 2);
@@ -57,7 +57,7 @@ PhaseTotals receive_windowed(long messages, int window, int modes, Enter&& enter
     std::vector<int> indices(static_cast<size_t>(window));
     long posted = 0, received = 0, since_credit = 0, credited = std::min<long>(window, messages);
     for (int i = 0; i < window && posted < messages; i++, posted++) {
-        MPI_Irecv(&bufs[size_t(i)], 1, MPI_LONG, 1, kDataTag, MPI_COMM_WORLD, &reqs[size_t(i)]);
+        MPI_Irecv(&bufs[size_t(i)], 1, MPI_LONG, 1, kDataTag, comm, &reqs[size_t(i)]);
     }
     enter(mode);
     long phase_start_count = 0;
@@ -68,11 +68,11 @@ PhaseTotals receive_windowed(long messages, int window, int modes, Enter&& enter
         for (int j = 0; j < outcount && outcount != MPI_UNDEFINED; j++, received++) {
             const size_t i = size_t(indices[size_t(j)]);
             if (posted < messages) {
-                MPI_Irecv(&bufs[i], 1, MPI_LONG, 1, kDataTag, MPI_COMM_WORLD, &reqs[i]);
+                MPI_Irecv(&bufs[i], 1, MPI_LONG, 1, kDataTag, comm, &reqs[i]);
                 posted++;
             }
             if (++since_credit == chunk && credited < messages) {
-                MPI_Send(nullptr, 0, MPI_BYTE, 1, kCreditTag, MPI_COMM_WORLD);
+                MPI_Send(nullptr, 0, MPI_BYTE, 1, kCreditTag, comm);
                 credited += chunk;
                 since_credit = 0;
             }

@@ -111,23 +111,19 @@ static void note(MPIR_Comm * comm, enum MPIR_Comm_assertion which, const char *f
     }
 }
 
-static const char *rank_str(int rank, char *buf, size_t len)
+/* A source or tag argument as the report prints it: the wildcard's name or the number. */
+static const char *arg_str(int value, int wildcard, const char *wildcard_name, char *buf,
+                           size_t len)
 {
-    if (rank == MPI_ANY_SOURCE) {
-        return "MPI_ANY_SOURCE";
+    if (value == wildcard) {
+        return wildcard_name;
     }
-    snprintf(buf, len, "%d", rank);
+    snprintf(buf, len, "%d", value);
     return buf;
 }
 
-static const char *tag_str(int tag, char *buf, size_t len)
-{
-    if (tag == MPI_ANY_TAG) {
-        return "MPI_ANY_TAG";
-    }
-    snprintf(buf, len, "%d", tag);
-    return buf;
-}
+#define SOURCE_STR(v_, buf_) arg_str(v_, MPI_ANY_SOURCE, "MPI_ANY_SOURCE", buf_, sizeof(buf_))
+#define TAG_STR(v_, buf_) arg_str(v_, MPI_ANY_TAG, "MPI_ANY_TAG", buf_, sizeof(buf_))
 
 /* How a message names a communicator: the name the program gave it, else its handle. */
 static const char *comm_label(MPIR_Comm * comm, char *buf, size_t len)
@@ -147,11 +143,11 @@ int MPIR_Comm_assert_wildcard(MPIR_Comm * comm_ptr, const char *call, int source
         char s[16], t[16];
         if (source == MPI_ANY_SOURCE) {
             note(comm_ptr, MPIR_COMM_ASSERTION_NO_ANY_SOURCE, "%s(source=MPI_ANY_SOURCE, tag=%s)",
-                 call, tag_str(tag, t, sizeof(t)));
+                 call, TAG_STR(tag, t));
         }
         if (tag == MPI_ANY_TAG) {
             note(comm_ptr, MPIR_COMM_ASSERTION_NO_ANY_TAG, "%s(source=%s, tag=MPI_ANY_TAG)", call,
-                 rank_str(source, s, sizeof(s)));
+                 SOURCE_STR(source, s));
         }
     }
     char label[32];
@@ -229,7 +225,7 @@ void MPIR_Comm_assert_order_dependent(MPIR_Comm * comm, int source, int tag, int
     char s[16], t[16];
     note(comm, MPIR_COMM_ASSERTION_ALLOW_OVERTAKING,
          "receive (source=%s, tag=%s) with %d messages from rank %d queued that it matches",
-         rank_str(source, s, sizeof(s)), tag_str(tag, t, sizeof(t)), queued, from);
+         SOURCE_STR(source, s), TAG_STR(tag, t), queued, from);
 }
 
 /* -- MPI_T performance variables bound to a communicator ---------------------------------- */
