@@ -1,5 +1,5 @@
 // Communicators with mpi_assert_* info hints for the tests of verification, consistency and
-// detection (patches 0033-0037), and the comm_assert_* performance variables bound to one.
+// detection (patches 0016, 0017, 0035-0038), and the comm_assert_* performance variables bound to one.
 #pragma once
 
 #include <mpi.h>

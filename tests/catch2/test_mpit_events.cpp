@@ -1,4 +1,4 @@
-// The request_engine MPI_T event source (patch 0032) and the event delivery it relies on (0011):
+// The request_engine MPI_T event source (patch 0034) and the event delivery it relies on (0011):
 // each completion raises one event with the right data, for every request kind a user creates;
 // bound handles see only their object; deferred delivery keeps order; a full buffer drops and
 // says how many; handles freed in callbacks; MPI_T init/finalize cycles.
