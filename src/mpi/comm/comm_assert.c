@@ -456,6 +456,7 @@ int MPIR_Comm_assert_finalize(void)
     int mpi_errno = MPI_SUCCESS;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
     MPIR_Comm *world = MPIR_Process.comm_world;
+    int *ilens = NULL;
     MPI_Aint *lens = NULL, *displs = NULL;
     char *text = NULL;
     int len;
@@ -472,11 +473,11 @@ int MPIR_Comm_assert_finalize(void)
 
     len = (int) report_len;
     if (world->rank == 0) {
+        ilens = MPL_malloc(sizeof(int) * world->local_size, MPL_MEM_OTHER);
         lens = MPL_malloc(sizeof(MPI_Aint) * world->local_size * 2, MPL_MEM_OTHER);
-        MPIR_ERR_CHKANDJUMP(lens == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+        MPIR_ERR_CHKANDJUMP(ilens == NULL || lens == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
         displs = lens + world->local_size;
     }
-    int *ilens = lens ? MPL_malloc(sizeof(int) * world->local_size, MPL_MEM_OTHER) : NULL;
     mpi_errno = MPIR_Gather(&len, 1, MPI_INT, ilens, 1, MPI_INT, 0, world, &errflag);
     MPIR_ERR_CHECK(mpi_errno);
     MPI_Aint total = 0;
@@ -489,7 +490,6 @@ int MPIR_Comm_assert_finalize(void)
         text = MPL_malloc(total + 1, MPL_MEM_OTHER);
         MPIR_ERR_CHKANDJUMP(text == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
     }
-    MPL_free(ilens);
     mpi_errno = MPIR_Gatherv(report_text ? report_text : "", len, MPI_CHAR, text, lens, displs,
                              MPI_CHAR, 0, world, &errflag);
     MPIR_ERR_CHECK(mpi_errno);
@@ -521,6 +521,7 @@ int MPIR_Comm_assert_finalize(void)
     }
 
   fn_exit:
+    MPL_free(ilens);
     MPL_free(lens);
     MPL_free(text);
     MPL_free(report_text);
