@@ -735,3 +735,45 @@ TEST_CASE("exact-match queues: messages already queued move when MPI_Comm_set_in
     MPI_Barrier(comm);
     MPI_Comm_free(&comm);
 }
+
+TEST_CASE("exact-match queues: a wildcard receive pending when MPI_Comm_set_info asserts both "
+          "still matches; the queues follow once it is done") {
+    ErrorsReturn errors_return;
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    Watchdog dog("wildcard receive pending across set_info");
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpi_assert_no_any_source", "true");
+    MPI_Info_set(info, "mpi_assert_no_any_tag", "true");
+    CvarSetting<int> trusted("MPIR_CVAR_COMM_ASSERT_VERIFY", 0);
+    REQUIRE(trusted.ok());
+    if (is_receiver()) {
+        int v = -1;
+        MPI_Request req;
+        MPI_Irecv(&v, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, &req);
+        REQUIRE(MPI_Comm_set_info(comm, info) == MPI_SUCCESS);
+        CHECK(info_value(comm, "mpi_assert_no_any_source") == "true");
+        MPI_Status st;
+        REQUIRE(MPI_Wait(&req, &st) == MPI_SUCCESS);
+        CHECK(v == encode(peer(), 3, 0));
+        CHECK(st.MPI_SOURCE == peer());
+        CHECK(st.MPI_TAG == 3);
+    } else {
+        REQUIRE(MPI_Comm_set_info(comm, info) == MPI_SUCCESS);
+        int v = encode(world_rank(), 3, 0);
+        MPI_Send(&v, 1, MPI_INT, peer(), 3, comm);
+    }
+    // nothing pending now: set again, the device matches by (source, tag) on every process and
+    // refuses wildcards even with verification off
+    REQUIRE(MPI_Comm_set_info(comm, info) == MPI_SUCCESS);
+    MPI_Info_free(&info);
+    int flag = 0;
+    CHECK(error_class(MPI_Iprobe(MPI_ANY_SOURCE, 3, comm, &flag, MPI_STATUS_IGNORE)) ==
+          MPI_ERR_RANK);
+    int v = encode(world_rank(), 6, 1), got = -1;
+    MPI_Sendrecv(&v, 1, MPI_INT, peer(), 6, &got, 1, MPI_INT, peer(), 6, comm, MPI_STATUS_IGNORE);
+    CHECK(got == encode(peer(), 6, 1));
+    MPI_Comm_free(&comm);
+}
