@@ -10,20 +10,27 @@
 //            verified  the same assertions, verified, exact-match queues off  (custom only)
 //            trusted   the same, MPIR_CVAR_COMM_ASSERT_VERIFY=0, queues off    (custom only)
 //            detect    no assertions, MPIR_CVAR_COMM_ASSERT_DETECT=1          (custom only)
-//   match: matching with many sources: rank 0 pre-posts DEPTH receives from each other rank
-//          (tags 0..DEPTH-1), the senders send tags DEPTH-1..0, so in one process-wide queue
-//          every message searches past the receives posted ahead of it; milliseconds per round
-//          and nanoseconds per message, modes plain / asserted (/ verified on custom).
+//   match: matching with one or many sources: every other rank sends DEPTH messages, tags
+//          DEPTH-1..0, rank 0 receives tags 0..DEPTH-1 from each, so in one process-wide queue
+//          every match searches past what is queued ahead of it; rank 0's receives posted
+//          before the messages arrive (match-posted) or after they are queued (match-unexp).
+//          The senders wait without spinning while rank 0 matches (SentFlags), so N processes
+//          on 2 cores measure rank 0's matching; nanoseconds per message, modes plain /
+//          asserted (/ verified on custom). Every sender's messages must fit in the
+//          shared-memory cells at once (MPIR_CVAR_CH4_SHM_POSIX_IQUEUE_NUM_CELLS >= DEPTH + a
+//          few; bench/run-bench sets it).
 // usage: mpiexec -n 2 bench_comm_assert rate WINDOW MESSAGES
 //        mpiexec -n N bench_comm_assert match DEPTH ROUNDS
 // Prints "<build> <test> <mode> <figure> <unit>" lines, from rank 0.
 #include <mpi.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench_common.hpp"
@@ -125,35 +132,136 @@ void run_rate(int rank, int window, long messages) {
     }
 }
 
-// Rank 0 posts `depth` receives per sender (tags 0..depth-1), the senders send tags
-// depth-1..0 after a barrier: the k-th message searches past the receives still posted ahead.
-double match_round(int rank, int size, MPI_Comm comm, int depth) {
-    std::vector<MPI_Request> reqs;
-    std::vector<long> bufs;
-    long v = 1;
-    double t = 0;
-    if (rank == 0) {
-        reqs.resize(size_t(depth) * size_t(size - 1));
-        bufs.resize(reqs.size());
-        size_t k = 0;
-        for (int tag = 0; tag < depth; tag++) {
-            for (int src = 1; src < size; src++, k++) {
-                MPI_Irecv(&bufs[k], 1, MPI_LONG, src, tag, comm, &reqs[k]);
+// The senders of a matching round tell rank 0 through a shared-memory window that all their
+// messages are sent, so rank 0 waits for them without calling MPI: it makes no progress, the
+// messages stay in the shared-memory cells until it matches them, and the senders never compete
+// with its matching for the cores (several sources on 2 cores measure matching, not scheduling).
+class SentFlags {
+public:
+    explicit SentFlags(int rank) {
+        int size = 0;
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        int* mine = nullptr;
+        MPI_Win_allocate_shared(rank == 0 ? MPI_Aint(size * sizeof(int)) : 0, sizeof(int),
+                                MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &win_);
+        MPI_Aint bytes = 0;
+        int disp = 0;
+        MPI_Win_shared_query(win_, 0, &bytes, &disp, &flags_);
+        size_ = size;
+        if (rank == 0) {
+            std::fill(flags_, flags_ + size, 0);
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    ~SentFlags() { MPI_Win_free(&win_); }
+    SentFlags(const SentFlags&) = delete;
+    SentFlags& operator=(const SentFlags&) = delete;
+
+    void mark_sent(int rank, int round) { __atomic_store_n(&flags_[rank], round, __ATOMIC_RELEASE); }
+
+    // Rank 0: until every sender marked `round`, or `timeout` seconds (then false: the senders
+    // could not put all messages into the cells, and the round's time includes sending).
+    bool wait_all_sent(int round, double timeout) const {
+        const double t0 = MPI_Wtime();
+        for (int r = 1; r < size_; r++) {
+            while (__atomic_load_n(&flags_[r], __ATOMIC_ACQUIRE) != round) {
+                if (MPI_Wtime() - t0 > timeout) {
+                    return false;
+                }
             }
         }
-        MPI_Barrier(comm);
-        const double t0 = MPI_Wtime();
-        MPI_Waitall(int(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
-        t = MPI_Wtime() - t0;
-    } else {
-        MPI_Barrier(comm);
-        for (int tag = depth - 1; tag >= 0; tag--) {
-            MPI_Send(&v, 1, MPI_LONG, 0, tag, comm);
+        return true;
+    }
+
+private:
+    MPI_Win win_ = MPI_WIN_NULL;
+    int* flags_ = nullptr;
+    int size_ = 0;
+};
+
+// The end of a round: the senders wait without spinning on a core while rank 0 still matches.
+// (A nonblocking barrier everywhere: it does not match a blocking one.)
+void quiet_barrier(int rank, MPI_Comm comm) {
+    MPI_Request req;
+    MPI_Ibarrier(comm, &req);
+    if (rank == 0) {
+        MPI_Wait(&req, MPI_STATUS_IGNORE);
+        return;
+    }
+    for (int done = 0; !done;) {
+        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (!done) {
+            std::this_thread::sleep_for(std::chrono::microseconds(200));
         }
     }
-    MPI_Barrier(comm);
-    return t;
 }
+
+// Where rank 0's receives meet the messages: "posted", its receives are posted before the
+// messages arrive (each message searches the posted queue); "unexp", the messages are queued
+// before its receives are posted (each receive searches the unexpected queue).
+enum class Queue { posted, unexp };
+
+struct MatchRound {
+    int rank, size, depth;
+    SentFlags& flags;
+    int round = 0;
+    int late = 0;  // rounds whose senders did not finish before rank 0 matched
+
+    // One round on comm: rank 0's matching time in seconds (0 elsewhere). Every sender sends
+    // tags depth-1..0; rank 0 receives tags 0..depth-1 from each, so in one process-wide queue
+    // each match searches past everything queued ahead of it.
+    double run(MPI_Comm comm, Queue queue) {
+        round++;
+        const size_t n = size_t(depth) * size_t(size - 1);
+        std::vector<MPI_Request> reqs(rank == 0 ? n : 0);
+        std::vector<long> bufs(reqs.size());
+        double t = 0;
+        auto post = [&] {
+            size_t k = 0;
+            for (int tag = 0; tag < depth; tag++) {
+                for (int src = 1; src < size; src++, k++) {
+                    MPI_Irecv(&bufs[k], 1, MPI_LONG, src, tag, comm, &reqs[k]);
+                }
+            }
+        };
+        if (rank == 0) {
+            if (queue == Queue::posted) {
+                post();
+            }
+            MPI_Barrier(comm);
+            late += !flags.wait_all_sent(round, 10.0);
+            if (queue == Queue::unexp) {
+                drain_into_unexpected_queue(comm);
+            }
+            const double t0 = MPI_Wtime();
+            if (queue == Queue::unexp) {
+                post();
+            }
+            MPI_Waitall(int(n), reqs.data(), MPI_STATUSES_IGNORE);
+            t = MPI_Wtime() - t0;
+        } else {
+            MPI_Barrier(comm);
+            // rank 0 may still be finishing the barrier: let it reach its wait first
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            long v = rank;
+            for (int tag = depth - 1; tag >= 0; tag--) {
+                MPI_Send(&v, 1, MPI_LONG, 0, tag, comm);
+            }
+            flags.mark_sent(rank, round);
+        }
+        quiet_barrier(rank, comm);
+        return t;
+    }
+
+    // Rank 0 (untimed): progress until every sender's last message (tag 0) is queued.
+    void drain_into_unexpected_queue(MPI_Comm comm) const {
+        for (int src = 1; src < size; src++) {
+            for (int found = 0; !found;) {
+                MPI_Iprobe(src, 0, comm, &found, MPI_STATUS_IGNORE);
+            }
+        }
+    }
+};
 
 void run_match(int rank, int size, int depth, int rounds) {
     std::vector<MPI_Comm> comms = {make_comm(false), make_comm(true)};
@@ -162,22 +270,30 @@ void run_match(int rank, int size, int depth, int rounds) {
         comms.push_back(make_comm(true, false));
         names.push_back("verified");
     }
-    const int modes = int(comms.size());
-    std::vector<double> total(comms.size(), 0.0);
-    match_round(rank, size, comms[0], depth);
-    for (int r = 0; r < rounds * modes; r++) {
-        total[size_t(r % modes)] += match_round(rank, size, comms[size_t(r % modes)], depth);
-    }
-    if (rank == 0) {
-        const double per_mode = rounds;
-        const double messages = double(depth) * (size - 1);
-        for (int m = 0; m < modes; m++) {
-            std::printf("%s match %s %.3f ms/round %d-sources-x-%d\n", bench::build_name().c_str(),
-                        names[size_t(m)], 1e3 * total[size_t(m)] / per_mode, size - 1, depth);
-            std::printf("%s match %s %.1f ns/message %d-sources-x-%d\n",
-                        bench::build_name().c_str(), names[size_t(m)],
-                        1e9 * total[size_t(m)] / per_mode / messages, size - 1, depth);
+    const size_t modes = comms.size();
+    SentFlags flags(rank);
+    MatchRound match{rank, size, depth, flags};
+    for (Queue queue : {Queue::posted, Queue::unexp}) {
+        const char* qname = queue == Queue::posted ? "posted" : "unexp";
+        std::vector<double> total(modes, 0.0);
+        match.run(comms[0], queue);  // warm-up
+        for (int r = 0; r < rounds * int(modes); r++) {
+            total[size_t(r) % modes] += match.run(comms[size_t(r) % modes], queue);
         }
+        if (rank != 0) {
+            continue;
+        }
+        const double messages = double(depth) * (size - 1);
+        for (size_t m = 0; m < modes; m++) {
+            std::printf("%s match-%s %s %.1f ns/message %d-sources-x-%d\n",
+                        bench::build_name().c_str(), qname, names[m],
+                        1e9 * total[m] / rounds / messages, size - 1, depth);
+        }
+    }
+    if (rank == 0 && match.late > 0) {
+        std::printf("%s match: in %d rounds the senders had not sent everything after 10 s "
+                    "(too few shared-memory cells?): those rounds include sending\n",
+                    bench::build_name().c_str(), match.late);
     }
     for (auto& c : comms) {
         MPI_Comm_free(&c);
