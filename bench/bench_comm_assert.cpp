@@ -25,15 +25,14 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "bench_common.hpp"
+#include "idle_senders.hpp"
 #include "windowed_rate.hpp"
 
 namespace {
@@ -132,70 +131,6 @@ void run_rate(int rank, int window, long messages) {
     }
 }
 
-// The senders of a matching round tell rank 0 through a shared-memory window that all their
-// messages are sent, so rank 0 waits for them without calling MPI: it makes no progress, the
-// messages stay in the shared-memory cells until it matches them, and the senders never compete
-// with its matching for the cores (several sources on 2 cores measure matching, not scheduling).
-class SentFlags {
-public:
-    explicit SentFlags(int rank) {
-        int size = 0;
-        MPI_Comm_size(MPI_COMM_WORLD, &size);
-        int* mine = nullptr;
-        MPI_Win_allocate_shared(rank == 0 ? MPI_Aint(size * sizeof(int)) : 0, sizeof(int),
-                                MPI_INFO_NULL, MPI_COMM_WORLD, &mine, &win_);
-        MPI_Aint bytes = 0;
-        int disp = 0;
-        MPI_Win_shared_query(win_, 0, &bytes, &disp, &flags_);
-        size_ = size;
-        if (rank == 0) {
-            std::fill(flags_, flags_ + size, 0);
-        }
-        MPI_Barrier(MPI_COMM_WORLD);
-    }
-    ~SentFlags() { MPI_Win_free(&win_); }
-    SentFlags(const SentFlags&) = delete;
-    SentFlags& operator=(const SentFlags&) = delete;
-
-    void mark_sent(int rank, int round) { __atomic_store_n(&flags_[rank], round, __ATOMIC_RELEASE); }
-
-    // Rank 0: until every sender marked `round`, or `timeout` seconds (then false: the senders
-    // could not put all messages into the cells, and the round's time includes sending).
-    bool wait_all_sent(int round, double timeout) const {
-        const double t0 = MPI_Wtime();
-        for (int r = 1; r < size_; r++) {
-            while (__atomic_load_n(&flags_[r], __ATOMIC_ACQUIRE) != round) {
-                if (MPI_Wtime() - t0 > timeout) {
-                    return false;
-                }
-            }
-        }
-        return true;
-    }
-
-private:
-    MPI_Win win_ = MPI_WIN_NULL;
-    int* flags_ = nullptr;
-    int size_ = 0;
-};
-
-// The end of a round: the senders wait without spinning on a core while rank 0 still matches.
-// (A nonblocking barrier everywhere: it does not match a blocking one.)
-void quiet_barrier(int rank, MPI_Comm comm) {
-    MPI_Request req;
-    MPI_Ibarrier(comm, &req);
-    if (rank == 0) {
-        MPI_Wait(&req, MPI_STATUS_IGNORE);
-        return;
-    }
-    for (int done = 0; !done;) {
-        MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-        if (!done) {
-            std::this_thread::sleep_for(std::chrono::microseconds(200));
-        }
-    }
-}
-
 // Where rank 0's receives meet the messages: "posted", its receives are posted before the
 // messages arrive (each message searches the posted queue); "unexp", the messages are queued
 // before its receives are posted (each receive searches the unexpected queue).
@@ -203,7 +138,7 @@ enum class Queue { posted, unexp };
 
 struct MatchRound {
     int rank, size, depth;
-    SentFlags& flags;
+    bench::SentFlags& flags;
     int round = 0;
     int late = 0;  // rounds whose senders did not finish before rank 0 matched
 
@@ -241,15 +176,14 @@ struct MatchRound {
             t = MPI_Wtime() - t0;
         } else {
             MPI_Barrier(comm);
-            // rank 0 may still be finishing the barrier: let it reach its wait first
-            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            bench::let_rank0_reach_its_wait();
             long v = rank;
             for (int tag = depth - 1; tag >= 0; tag--) {
                 MPI_Send(&v, 1, MPI_LONG, 0, tag, comm);
             }
             flags.mark_sent(rank, round);
         }
-        quiet_barrier(rank, comm);
+        bench::quiet_barrier(rank, comm);
         return t;
     }
 
@@ -271,7 +205,7 @@ void run_match(int rank, int size, int depth, int rounds) {
         names.push_back("verified");
     }
     const size_t modes = comms.size();
-    SentFlags flags(rank);
+    bench::SentFlags flags(rank);
     MatchRound match{rank, size, depth, flags};
     for (Queue queue : {Queue::posted, Queue::unexp}) {
         const char* qname = queue == Queue::posted ? "posted" : "unexp";
