@@ -145,6 +145,34 @@ void named_communicator() {
     listing4();
 }
 
+// A communicator that promised no_any_source and a receive that breaks the promise: verification
+// refuses it (MPI_ERR_RANK under MPI_ERRORS_RETURN), the receive is made again with the source
+// named, and the report says the assertion was broken although asserted.
+void broken_promise() {
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpi_assert_no_any_source", "true");
+    MPI_Comm promised;
+    MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &promised);
+    MPI_Info_free(&info);
+    MPI_Comm_set_name(promised, "promised");
+    MPI_Comm_set_errhandler(promised, MPI_ERRORS_RETURN);
+    if (rank() == 0) {
+        int buffer = 0;
+        int rc = MPI_Recv(&buffer, 1, MPI_INT, MPI_ANY_SOURCE, kTag, promised, MPI_STATUS_IGNORE);
+        int cls = MPI_SUCCESS;
+        MPI_Error_class(rc, &cls);
+        if (cls != MPI_ERR_RANK) {
+            std::fprintf(stderr, "broken_promise: MPI_ANY_SOURCE gave error class %d\n", cls);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        recv_int(1, kTag, promised);
+    } else {
+        send_int(0, kTag, promised);
+    }
+    MPI_Comm_free(&promised);
+}
+
 struct Listing {
     const char* name;
     void (*run)();
@@ -155,6 +183,7 @@ constexpr Listing kListings[] = {
     {"listing5", listing5}, {"listing6", listing6}, {"listing7", listing7},
     {"loop", loop_overtakes_itself}, {"named", named_communicator},
     {"threaded", listing4},  // listing 4 under MPI_THREAD_MULTIPLE: the report at MPI_Finalize
+    {"broken_promise", broken_promise},
 };
 
 }  // namespace

@@ -381,8 +381,11 @@ static void report_comm(MPIR_Comm * comm, const record_copy_t * all, int size, c
     report_append("%s\n", held ? "" : " none");
     for (int a = 0; a < MPIR_COMM_ASSERTION_COUNT; a++) {
         if (broken[a] > 0) {
-            report_append("  %s: broken %llu times on %d of %d processes; first on rank %d: %s\n",
+            /* given and still broken: calls refused by verification, or (verification off)
+             * a program that does not keep its promise */
+            report_append("  %s: broken %llu times on %d of %d processes%s; first on rank %d: %s\n",
                           assertion_keys[a], (unsigned long long) broken[a], procs[a], size,
+                          comm->hints[assertion_hints[a]] ? " although asserted" : "",
                           first_rank[a], all[first_rank[a]].first[a]);
         }
     }
