@@ -173,6 +173,36 @@ void broken_promise() {
     MPI_Comm_free(&promised);
 }
 
+// A communicator freed at different points on the two processes (as MPICH's comm/cmfree does):
+// rank 0 frees it before a barrier on MPI_COMM_WORLD, rank 1 after it. Detection must not
+// make MPI_Comm_free wait for the other process. Then one communicator duplicated, used with a
+// wildcard tag and freed three times: its instances are summed in one entry.
+void freed_apart() {
+    MPI_Comm apart;
+    MPI_Comm_dup(MPI_COMM_WORLD, &apart);
+    MPI_Comm_set_name(apart, "apart");
+    if (rank() == 0) {
+        recv_int(1, MPI_ANY_TAG, apart);
+        MPI_Comm_free(&apart);
+        MPI_Barrier(MPI_COMM_WORLD);
+    } else {
+        send_int(0, kTag, apart);
+        MPI_Barrier(MPI_COMM_WORLD);
+        MPI_Comm_free(&apart);
+    }
+    for (int i = 0; i < 3; i++) {
+        MPI_Comm looped;
+        MPI_Comm_dup(MPI_COMM_WORLD, &looped);
+        MPI_Comm_set_name(looped, "looped");
+        if (rank() == 0) {
+            recv_int(1, MPI_ANY_TAG, looped);
+        } else {
+            send_int(0, kTag, looped);
+        }
+        MPI_Comm_free(&looped);
+    }
+}
+
 struct Listing {
     const char* name;
     void (*run)();
@@ -183,7 +213,7 @@ constexpr Listing kListings[] = {
     {"listing5", listing5}, {"listing6", listing6}, {"listing7", listing7},
     {"loop", loop_overtakes_itself}, {"named", named_communicator},
     {"threaded", listing4},  // listing 4 under MPI_THREAD_MULTIPLE: the report at MPI_Finalize
-    {"broken_promise", broken_promise},
+    {"broken_promise", broken_promise}, {"freed_apart", freed_apart},
 };
 
 }  // namespace

@@ -298,14 +298,123 @@ void MPIR_Comm_assert_init(void)
 
 /* -- the report ----------------------------------------------------------------------------- */
 
-/* One process's record as it travels to rank 0 of its communicator. */
+/* What one communicator met on this process, kept for the report.  MPI_Comm_free adds to it
+ * without communicating (a program may free a communicator at different points on different
+ * processes, as MPICH's own comm/cmfree does); MPI_Finalize gathers every process's records to
+ * rank 0 of MPI_COMM_WORLD, which sums those of one communicator.  A communicator is known on
+ * every member by its context id, its members in rank order and its name; the instances a
+ * program creates and frees again with all three the same (a dup in a loop) are summed into one
+ * entry. */
 typedef struct {
+    uint32_t context_id;
+    uint32_t members;           /* hash of the members' lpids in rank order */
+    uint32_t handle;
+    int32_t size, rank;         /* the communicator's size, this process's rank in it */
+    int32_t instances;          /* freed here this many times (MPI_Finalize: 1) */
+    int32_t at_finalize;        /* MPI_COMM_WORLD, MPI_COMM_SELF */
+    int32_t asserted[MPIR_COMM_ASSERTION_COUNT];
     uint64_t receives;
     uint64_t broken[MPIR_COMM_ASSERTION_COUNT];
+    char name[MPI_MAX_OBJECT_NAME];
     char first[MPIR_COMM_ASSERTION_COUNT][MPIR_COMM_ASSERT_DESC_LEN];
-} record_copy_t;
+} record_t;
 
-/* Report text of the communicators summarized on this process (it was their rank 0). */
+static record_t *records;
+static int n_records, records_cap;
+
+static bool same_comm(const record_t * a, const record_t * b)
+{
+    return a->context_id == b->context_id && a->members == b->members &&
+        a->at_finalize == b->at_finalize && strcmp(a->name, b->name) == 0;
+}
+
+static uint32_t members_hash(MPIR_Comm * comm)
+{
+    uint32_t h = 2166136261u;
+    for (int r = 0; r < comm->local_size; r++) {
+        uint64_t lpid = 0;
+        MPID_Comm_get_lpid(comm, r, &lpid, FALSE);
+        for (int b = 0; b < 8; b++) {
+            h = (h ^ (uint32_t) ((lpid >> (8 * b)) & 0xff)) * 16777619u;
+        }
+    }
+    return h;
+}
+
+/* Adds comm's record to this process's entry for that communicator. */
+static int keep_record(MPIR_Comm * comm, int at_finalize)
+{
+    int mpi_errno = MPI_SUCCESS;
+    MPIR_Comm_assert_record_t *live = &comm->assert_record;
+    uint64_t receives = MPL_atomic_relaxed_load_uint64(&live->receives);
+    uint64_t broken[MPIR_COMM_ASSERTION_COUNT];
+    bool anything = receives > 0;
+
+    for (int a = 0; a < MPIR_COMM_ASSERTION_COUNT; a++) {
+        broken[a] = MPL_atomic_relaxed_load_uint64(&live->broken[a]);
+        anything = anything || broken[a] > 0;
+    }
+    if (!anything || comm->comm_kind != MPIR_COMM_KIND__INTRACOMM) {
+        /* nothing to say; intercommunicators are not summarized (README) */
+        return MPI_SUCCESS;
+    }
+
+    record_t key;
+    key.context_id = comm->context_id;
+    key.members = members_hash(comm);
+    key.at_finalize = at_finalize;
+    MPL_strncpy(key.name, comm->name, MPI_MAX_OBJECT_NAME);
+
+    record_t *rec = NULL;
+    for (int i = 0; i < n_records && rec == NULL; i++) {
+        if (same_comm(&records[i], &key)) {
+            rec = &records[i];
+        }
+    }
+    if (rec == NULL) {
+        if (n_records == records_cap) {
+            int cap = records_cap ? 2 * records_cap : 16;
+            record_t *grown = MPL_realloc(records, sizeof(record_t) * cap, MPL_MEM_OTHER);
+            MPIR_ERR_CHKANDJUMP(grown == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+            records = grown;
+            records_cap = cap;
+        }
+        rec = &records[n_records++];
+        memset(rec, 0, sizeof(*rec));
+        rec->context_id = key.context_id;
+        rec->members = key.members;
+        rec->at_finalize = key.at_finalize;
+        memcpy(rec->name, key.name, MPI_MAX_OBJECT_NAME);
+        rec->handle = (uint32_t) comm->handle;
+        rec->size = comm->local_size;
+        rec->rank = comm->rank;
+    }
+    rec->instances++;
+    rec->receives += receives;
+    for (int a = 0; a < MPIR_COMM_ASSERTION_COUNT; a++) {
+        rec->asserted[a] = rec->asserted[a] || comm->hints[assertion_hints[a]];
+        if (broken[a] > 0 && rec->broken[a] == 0) {
+            memcpy(rec->first[a], live->first[a], MPIR_COMM_ASSERT_DESC_LEN);
+        }
+        rec->broken[a] += broken[a];
+    }
+
+  fn_exit:
+    return mpi_errno;
+  fn_fail:
+    goto fn_exit;
+}
+
+/* MPI_Comm_free: local, no communication */
+int MPIR_Comm_assert_summarize(MPIR_Comm * comm)
+{
+    if (!MPIR_CVAR_COMM_ASSERT_DETECT) {
+        return MPI_SUCCESS;
+    }
+    return keep_record(comm, 0);
+}
+
+/* The report text, appended to as rank 0 of MPI_COMM_WORLD writes it. */
 static char *report_text;
 static size_t report_len;
 
@@ -333,49 +442,55 @@ static void report_append(const char *fmt, ...)
     report_len += n;
 }
 
-/* Rank 0 of comm: the lines for one communicator from all its processes' records. */
-static void report_comm(MPIR_Comm * comm, const record_copy_t * all, int size, const char *how)
+/* Rank 0 of MPI_COMM_WORLD: the lines for the communicator of all[first] from the records of
+ * all its processes (same_comm). */
+static void report_comm(const record_t * all, int n, int first)
 {
+    const record_t *c = &all[first];
     uint64_t receives = 0, broken[MPIR_COMM_ASSERTION_COUNT] = { 0 };
-    int procs[MPIR_COMM_ASSERTION_COUNT] = { 0 }, first_rank[MPIR_COMM_ASSERTION_COUNT];
-    char label[64];
+    int procs[MPIR_COMM_ASSERTION_COUNT] = { 0 };
+    const record_t *first_rec[MPIR_COMM_ASSERTION_COUNT] = { NULL };
+    int instances = 0;
+    char label[MPI_MAX_OBJECT_NAME + 16], how[64];
 
-    for (int a = 0; a < MPIR_COMM_ASSERTION_COUNT; a++) {
-        first_rank[a] = -1;
-    }
-    for (int r = 0; r < size; r++) {
-        receives += all[r].receives;
+    for (int i = first; i < n; i++) {
+        const record_t *r = &all[i];
+        if (!same_comm(r, c)) {
+            continue;
+        }
+        receives += r->receives;
+        instances = MPL_MAX(instances, r->instances);
         for (int a = 0; a < MPIR_COMM_ASSERTION_COUNT; a++) {
-            if (all[r].broken[a] > 0) {
-                broken[a] += all[r].broken[a];
+            if (r->broken[a] > 0) {
+                broken[a] += r->broken[a];
                 procs[a]++;
-                if (first_rank[a] < 0) {
-                    first_rank[a] = r;
+                if (first_rec[a] == NULL || r->rank < first_rec[a]->rank) {
+                    first_rec[a] = r;
                 }
             }
         }
     }
-    bool anything = receives > 0;
-    for (int a = 0; a < MPIR_COMM_ASSERTION_COUNT; a++) {
-        anything = anything || broken[a] > 0;
-    }
-    if (!anything) {
-        return; /* no receive, no probe: nothing to say */
-    }
 
-    if (comm->name[0] != '\0') {
-        snprintf(label, sizeof(label), "\"%s\"", comm->name);
+    if (c->name[0] != '\0') {
+        snprintf(label, sizeof(label), "\"%s\"", c->name);
     } else {
-        snprintf(label, sizeof(label), "0x%x", (unsigned) comm->handle);
+        snprintf(label, sizeof(label), "0x%x", (unsigned) c->handle);
     }
-    report_append("communicator %s (%d processes, %s): %llu receives\n", label, size, how,
+    if (c->at_finalize) {
+        snprintf(how, sizeof(how), "at MPI_Finalize");
+    } else if (instances > 1) {
+        snprintf(how, sizeof(how), "freed by MPI_Comm_free, %d instances summed", instances);
+    } else {
+        snprintf(how, sizeof(how), "freed by MPI_Comm_free");
+    }
+    report_append("communicator %s (%d processes, %s): %llu receives\n", label, (int) c->size, how,
                   (unsigned long long) receives);
     report_append("  these assertions held for this run:");
     int held = 0;
     for (int a = 0; a < MPIR_COMM_ASSERTION_COUNT; a++) {
         if (broken[a] == 0) {
             report_append("%s %s%s", held++ ? "," : "", assertion_keys[a],
-                          comm->hints[assertion_hints[a]] ? " (asserted)" : "");
+                          c->asserted[a] ? " (asserted)" : "");
         }
     }
     report_append("%s\n", held ? "" : " none");
@@ -384,52 +499,11 @@ static void report_comm(MPIR_Comm * comm, const record_copy_t * all, int size, c
             /* given and still broken: calls refused by verification, or (verification off)
              * a program that does not keep its promise */
             report_append("  %s: broken %llu times on %d of %d processes%s; first on rank %d: %s\n",
-                          assertion_keys[a], (unsigned long long) broken[a], procs[a], size,
-                          comm->hints[assertion_hints[a]] ? " although asserted" : "",
-                          first_rank[a], all[first_rank[a]].first[a]);
+                          assertion_keys[a], (unsigned long long) broken[a], procs[a],
+                          (int) c->size, c->asserted[a] ? " although asserted" : "",
+                          (int) first_rec[a]->rank, first_rec[a]->first[a]);
         }
     }
-}
-
-static int summarize(MPIR_Comm * comm, const char *how)
-{
-    int mpi_errno = MPI_SUCCESS;
-    MPIR_Errflag_t errflag = MPIR_ERR_NONE;
-    record_copy_t mine, *all = NULL;
-    int size = comm->local_size;
-
-    if (comm->comm_kind != MPIR_COMM_KIND__INTRACOMM) {
-        return MPI_SUCCESS;     /* see README: intercommunicators are not summarized */
-    }
-    mine.receives = MPL_atomic_relaxed_load_uint64(&comm->assert_record.receives);
-    for (int a = 0; a < MPIR_COMM_ASSERTION_COUNT; a++) {
-        mine.broken[a] = MPL_atomic_relaxed_load_uint64(&comm->assert_record.broken[a]);
-        memcpy(mine.first[a], comm->assert_record.first[a], MPIR_COMM_ASSERT_DESC_LEN);
-    }
-    if (comm->rank == 0) {
-        all = MPL_malloc(sizeof(record_copy_t) * size, MPL_MEM_OTHER);
-        MPIR_ERR_CHKANDJUMP(all == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
-    }
-    mpi_errno = MPIR_Gather(&mine, sizeof(mine), MPI_BYTE, all, sizeof(mine), MPI_BYTE, 0, comm,
-                            &errflag);
-    MPIR_ERR_CHECK(mpi_errno);
-    if (comm->rank == 0) {
-        report_comm(comm, all, size, how);
-    }
-
-  fn_exit:
-    MPL_free(all);
-    return mpi_errno;
-  fn_fail:
-    goto fn_exit;
-}
-
-int MPIR_Comm_assert_summarize(MPIR_Comm * comm)
-{
-    if (!MPIR_CVAR_COMM_ASSERT_DETECT) {
-        return MPI_SUCCESS;
-    }
-    return summarize(comm, "freed by MPI_Comm_free");
 }
 
 /* MPIR_CVAR_COMM_ASSERT_REPORT_FILE with each %p replaced by the process id */
@@ -452,81 +526,95 @@ static void report_path(char *path, size_t len)
     path[n] = '\0';
 }
 
-/* MPI_Finalize: MPI_COMM_WORLD's and MPI_COMM_SELF's records, then every process's text to
- * rank 0 of MPI_COMM_WORLD, which writes the report. */
+static void write_report(const record_t * all, int n)
+{
+    FILE *out = stderr;
+
+    for (int i = 0; i < n; i++) {
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++) {
+            seen = same_comm(&all[j], &all[i]);
+        }
+        if (!seen) {
+            report_comm(all, n, i);
+        }
+    }
+    if (MPIR_CVAR_COMM_ASSERT_REPORT_FILE && MPIR_CVAR_COMM_ASSERT_REPORT_FILE[0] != '\0') {
+        char path[4096];
+        report_path(path, sizeof(path));
+        out = fopen(path, "w");
+        if (out == NULL) {
+            fprintf(stderr, "MPICH: cannot write the communicator assertions report to %s: %s\n",
+                    path, strerror(errno));
+            out = stderr;
+        }
+    }
+    fprintf(out, "== MPI communicator assertions: what this run did "
+            "(MPIR_CVAR_COMM_ASSERT_REPORT) ==\n%s", report_text ? report_text : "");
+    if (n == 0) {
+        fprintf(out, "no communicator received a message\n");
+    }
+    fprintf(out, "== end of report ==\n");
+    if (out != stderr) {
+        fclose(out);
+    } else {
+        fflush(out);
+    }
+}
+
+/* MPI_Finalize: MPI_COMM_WORLD's and MPI_COMM_SELF's records join the freed ones, every
+ * process's records go to rank 0 of MPI_COMM_WORLD, which writes the report. */
 int MPIR_Comm_assert_finalize(void)
 {
     int mpi_errno = MPI_SUCCESS;
     MPIR_Errflag_t errflag = MPIR_ERR_NONE;
     MPIR_Comm *world = MPIR_Process.comm_world;
-    int *ilens = NULL;
+    int *counts = NULL;
     MPI_Aint *lens = NULL, *displs = NULL;
-    char *text = NULL;
-    int len;
+    record_t *all = NULL;
+    int total = 0;
 
     if (!MPIR_CVAR_COMM_ASSERT_REPORT || world == NULL) {
         goto fn_exit;
     }
-    mpi_errno = summarize(world, "at MPI_Finalize");
+    mpi_errno = keep_record(world, 1);
     MPIR_ERR_CHECK(mpi_errno);
     if (MPIR_Process.comm_self) {
-        mpi_errno = summarize(MPIR_Process.comm_self, "at MPI_Finalize");
+        mpi_errno = keep_record(MPIR_Process.comm_self, 1);
         MPIR_ERR_CHECK(mpi_errno);
     }
 
-    len = (int) report_len;
     if (world->rank == 0) {
-        ilens = MPL_malloc(sizeof(int) * world->local_size, MPL_MEM_OTHER);
+        counts = MPL_malloc(sizeof(int) * world->local_size, MPL_MEM_OTHER);
         lens = MPL_malloc(sizeof(MPI_Aint) * world->local_size * 2, MPL_MEM_OTHER);
-        MPIR_ERR_CHKANDJUMP(ilens == NULL || lens == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+        MPIR_ERR_CHKANDJUMP(counts == NULL || lens == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
         displs = lens + world->local_size;
     }
-    mpi_errno = MPIR_Gather(&len, 1, MPI_INT, ilens, 1, MPI_INT, 0, world, &errflag);
+    mpi_errno = MPIR_Gather(&n_records, 1, MPI_INT, counts, 1, MPI_INT, 0, world, &errflag);
     MPIR_ERR_CHECK(mpi_errno);
-    MPI_Aint total = 0;
     if (world->rank == 0) {
         for (int r = 0; r < world->local_size; r++) {
-            lens[r] = ilens[r];
-            displs[r] = total;
-            total += ilens[r];
+            lens[r] = (MPI_Aint) counts[r] * sizeof(record_t);
+            displs[r] = (MPI_Aint) total * sizeof(record_t);
+            total += counts[r];
         }
-        text = MPL_malloc(total + 1, MPL_MEM_OTHER);
-        MPIR_ERR_CHKANDJUMP(text == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
+        all = MPL_malloc(sizeof(record_t) * MPL_MAX(total, 1), MPL_MEM_OTHER);
+        MPIR_ERR_CHKANDJUMP(all == NULL, mpi_errno, MPI_ERR_OTHER, "**nomem");
     }
-    mpi_errno = MPIR_Gatherv(report_text ? report_text : "", len, MPI_CHAR, text, lens, displs,
-                             MPI_CHAR, 0, world, &errflag);
+    mpi_errno = MPIR_Gatherv(records, (MPI_Aint) n_records * sizeof(record_t), MPI_BYTE, all,
+                             lens, displs, MPI_BYTE, 0, world, &errflag);
     MPIR_ERR_CHECK(mpi_errno);
-
     if (world->rank == 0) {
-        FILE *out = stderr;
-        text[total] = '\0';
-        if (MPIR_CVAR_COMM_ASSERT_REPORT_FILE && MPIR_CVAR_COMM_ASSERT_REPORT_FILE[0] != '\0') {
-            char path[4096];
-            report_path(path, sizeof(path));
-            out = fopen(path, "w");
-            if (out == NULL) {
-                fprintf(stderr, "MPICH: cannot write the communicator assertions report to "
-                        "%s: %s\n", path, strerror(errno));
-                out = stderr;
-            }
-        }
-        fprintf(out, "== MPI communicator assertions: what this run did "
-                "(MPIR_CVAR_COMM_ASSERT_REPORT) ==\n%s", text);
-        if (total == 0) {
-            fprintf(out, "no communicator received a message\n");
-        }
-        fprintf(out, "== end of report ==\n");
-        if (out != stderr) {
-            fclose(out);
-        } else {
-            fflush(out);
-        }
+        write_report(all, total);
     }
 
   fn_exit:
-    MPL_free(ilens);
+    MPL_free(counts);
     MPL_free(lens);
-    MPL_free(text);
+    MPL_free(all);
+    MPL_free(records);
+    records = NULL;
+    n_records = records_cap = 0;
     MPL_free(report_text);
     report_text = NULL;
     report_len = 0;
