@@ -131,16 +131,28 @@ void loop_overtakes_itself() {
     }
 }
 
-// A named duplicate with a wildcard tag, freed: its record is summed at MPI_Comm_free.
-void named_communicator() {
-    MPI_Comm halo;
-    MPI_Comm_dup(MPI_COMM_WORLD, &halo);
-    MPI_Comm_set_name(halo, "halo");
+// A duplicate of MPI_COMM_WORLD with info (MPI_INFO_NULL: none) and a name.
+MPI_Comm named_dup(const char* name, MPI_Info info = MPI_INFO_NULL) {
+    MPI_Comm comm;
+    MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &comm);
+    MPI_Comm_set_name(comm, name);
+    return comm;
+}
+
+// One message from rank 1 that rank 0 receives with MPI_ANY_TAG.
+void wildcard_tag_message(MPI_Comm comm, int tag) {
     if (rank() == 0) {
-        recv_int(1, MPI_ANY_TAG, halo);
+        recv_int(1, MPI_ANY_TAG, comm);
     } else {
-        send_int(0, 7, halo);
+        send_int(0, tag, comm);
     }
+}
+
+// A named duplicate with a wildcard tag, freed: its record is kept at MPI_Comm_free and summed
+// over the processes at MPI_Finalize.
+void named_communicator() {
+    MPI_Comm halo = named_dup("halo");
+    wildcard_tag_message(halo, 7);
     MPI_Comm_free(&halo);
     listing4();
 }
@@ -152,10 +164,8 @@ void broken_promise() {
     MPI_Info info;
     MPI_Info_create(&info);
     MPI_Info_set(info, "mpi_assert_no_any_source", "true");
-    MPI_Comm promised;
-    MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &promised);
+    MPI_Comm promised = named_dup("promised", info);
     MPI_Info_free(&info);
-    MPI_Comm_set_name(promised, "promised");
     MPI_Comm_set_errhandler(promised, MPI_ERRORS_RETURN);
     if (rank() == 0) {
         int buffer = 0;
@@ -178,27 +188,18 @@ void broken_promise() {
 // make MPI_Comm_free wait for the other process. Then one communicator duplicated, used with a
 // wildcard tag and freed three times: its instances are summed in one entry.
 void freed_apart() {
-    MPI_Comm apart;
-    MPI_Comm_dup(MPI_COMM_WORLD, &apart);
-    MPI_Comm_set_name(apart, "apart");
+    MPI_Comm apart = named_dup("apart");
+    wildcard_tag_message(apart, kTag);
     if (rank() == 0) {
-        recv_int(1, MPI_ANY_TAG, apart);
         MPI_Comm_free(&apart);
         MPI_Barrier(MPI_COMM_WORLD);
     } else {
-        send_int(0, kTag, apart);
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Comm_free(&apart);
     }
     for (int i = 0; i < 3; i++) {
-        MPI_Comm looped;
-        MPI_Comm_dup(MPI_COMM_WORLD, &looped);
-        MPI_Comm_set_name(looped, "looped");
-        if (rank() == 0) {
-            recv_int(1, MPI_ANY_TAG, looped);
-        } else {
-            send_int(0, kTag, looped);
-        }
+        MPI_Comm looped = named_dup("looped");
+        wildcard_tag_message(looped, kTag);
         MPI_Comm_free(&looped);
     }
 }
