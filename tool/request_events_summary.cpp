@@ -79,6 +79,11 @@ void Summary::call_made(int call, int completions) {
     if (completions == 0) calls_[static_cast<size_t>(call)].empty++;
 }
 
+void Summary::dropped(uint64_t count) {
+    std::lock_guard<std::mutex> g(lock_);
+    dropped_ += count;
+}
+
 std::string Summary::comm_name(int comm) const {
     auto it = names_.find(comm);
     if (it != names_.end()) return it->second;
@@ -95,6 +100,11 @@ std::string Summary::format(int rank) const {
     uint64_t total = 0;
     for (const auto& [comm, c] : comms_) total += c.completions;
     out << "request_events: rank " << rank << ", " << total << " completions reported\n";
+    if (dropped_ > 0) {
+        out << "request_events: rank " << rank << ", " << dropped_
+            << " completions not reported (MPI dropped them for this tool: "
+               "MPIR_CVAR_T_EVENT_DEFER_LIMIT)\n";
+    }
     for (const auto& [comm, c] : comms_) {
         out << "\n" << comm_name(comm) << ": " << c.completions << " completions (";
         bool first = true;

@@ -35,6 +35,8 @@ public:
     void completed(int kind, int request, int comm, Clock::time_point when);
     void name(MPI_Comm comm, const char* name);
     void call_made(int call, int completions);
+    // request_complete instances MPI dropped for this tool's handle (its dropped handler)
+    void dropped(uint64_t count);
     // Writes the summary to <prefix>.<rank>, or to stderr when prefix is null or empty.
     void write(int rank, const char* prefix);
 
@@ -56,6 +58,7 @@ private:
     std::map<int, CommStats> comms_;
     std::map<int, std::string> names_;
     std::array<CallStats, CallId::kCount> calls_{};
+    uint64_t dropped_ = 0;
 };
 
 }  // namespace request_events

@@ -55,6 +55,12 @@ void on_complete(MPI_T_event_instance instance, MPI_T_event_registration, MPI_T_
     summary().completed(/*kind=*/v[0], /*request=*/v[1], /*comm=*/v[2], Clock::now());
 }
 
+// Instances MPI could not deliver to this handle: counted and printed with the summary, so a
+// summary never shows fewer completions than the application saw without saying so.
+void on_dropped(MPI_Count count, MPI_T_event_registration, int, MPI_T_cb_safety, void*) {
+    summary().dropped(static_cast<uint64_t>(count));
+}
+
 void start_listening() {
     int provided = 0, index = -1;
     if (MPI_T_init_thread(MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
@@ -70,6 +76,7 @@ void start_listening() {
     // thread-safe (one lock), never calls MPI: it may run inside the progress engine
     MPI_T_event_register_callback(listener.handle, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL,
                                   nullptr, on_complete);
+    MPI_T_event_set_dropped_handler(listener.handle, on_dropped);
     listener.active = true;
 }
 

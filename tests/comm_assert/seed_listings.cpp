@@ -204,6 +204,46 @@ void freed_apart() {
     }
 }
 
+// Two libraries, one after the other, each with an unnamed duplicate of MPI_COMM_WORLD (the
+// second gets the context id the first freed, with the same members): library A receives with
+// MPI_ANY_SOURCE on a communicator that asserted nothing, library B asserted
+// mpi_assert_no_any_source and kept it. Two communicators, two entries: A's wildcard is not
+// B's broken promise, and they are not instances of one communicator.
+void reused_context() {
+    MPI_Comm a;
+    MPI_Comm_dup(MPI_COMM_WORLD, &a);
+    if (rank() == 0) {
+        recv_int(MPI_ANY_SOURCE, kTag, a);
+    } else {
+        send_int(0, kTag, a);
+    }
+    MPI_Comm_free(&a);
+
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpi_assert_no_any_source", "true");
+    MPI_Comm b;
+    MPI_Comm_dup_with_info(MPI_COMM_WORLD, info, &b);
+    MPI_Info_free(&info);
+    if (rank() == 0) {
+        recv_int(1, kTag, b);
+    } else {
+        send_int(0, kTag, b);
+    }
+    MPI_Comm_free(&b);
+}
+
+// Communicators that received nothing and broke nothing are still listed (README: every freed
+// communicator and MPI_COMM_WORLD): a named and an unnamed duplicate freed without use, and
+// MPI_COMM_WORLD, which no call receives on.
+void quiet() {
+    MPI_Comm named = named_dup("quiet");
+    MPI_Comm unnamed;
+    MPI_Comm_dup(MPI_COMM_WORLD, &unnamed);
+    MPI_Comm_free(&unnamed);
+    MPI_Comm_free(&named);
+}
+
 struct Listing {
     const char* name;
     void (*run)();
@@ -215,6 +255,7 @@ constexpr Listing kListings[] = {
     {"loop", loop_overtakes_itself}, {"named", named_communicator},
     {"threaded", listing4},  // listing 4 under MPI_THREAD_MULTIPLE: the report at MPI_Finalize
     {"broken_promise", broken_promise}, {"freed_apart", freed_apart},
+    {"reused_context", reused_context}, {"quiet", quiet},
 };
 
 }  // namespace

@@ -135,10 +135,10 @@ static const char *comm_label(MPIR_Comm * comm, char *buf, size_t len)
     return buf;
 }
 
+static int verify_wildcard(MPIR_Comm * comm_ptr, const char *call, int source, int tag);
+
 int MPIR_Comm_assert_wildcard(MPIR_Comm * comm_ptr, const char *call, int source, int tag)
 {
-    int mpi_errno = MPI_SUCCESS;
-
     if (MPIR_CVAR_COMM_ASSERT_DETECT) {
         char s[16], t[16];
         if (source == MPI_ANY_SOURCE) {
@@ -150,6 +150,14 @@ int MPIR_Comm_assert_wildcard(MPIR_Comm * comm_ptr, const char *call, int source
                  SOURCE_STR(source, s));
         }
     }
+    return verify_wildcard(comm_ptr, call, source, tag);
+}
+
+/* Verification of a wildcard receive or probe (or the start of a persistent receive made
+ * with one) */
+static int verify_wildcard(MPIR_Comm * comm_ptr, const char *call, int source, int tag)
+{
+    int mpi_errno = MPI_SUCCESS;
     char label[32];
 
     /* the device matches such a communicator's receives by (source, tag) and would never
@@ -175,6 +183,26 @@ int MPIR_Comm_assert_wildcard(MPIR_Comm * comm_ptr, const char *call, int source
                                          comm_label(comm_ptr, label, sizeof(label)));
     }
     return mpi_errno;
+}
+
+int MPIR_Comm_assert_start(int count, MPIR_Request * requests[], const char *call,
+                           MPIR_Comm ** comm_ptr)
+{
+    for (int i = 0; i < count; i++) {
+        MPIR_Request *req = requests[i];
+        if (req->kind != MPIR_REQUEST_KIND__PREQUEST_RECV || req->comm == NULL) {
+            continue;
+        }
+        int source = req->u.persist.recv_source, tag = req->u.persist.recv_tag;
+        if (source == MPI_ANY_SOURCE || tag == MPI_ANY_TAG) {
+            int mpi_errno = verify_wildcard(req->comm, call, source, tag);
+            if (mpi_errno != MPI_SUCCESS) {
+                *comm_ptr = req->comm;
+                return mpi_errno;
+            }
+        }
+    }
+    return MPI_SUCCESS;
 }
 
 /* req posted the receive (its recv_expected_bytes is the buffer's size), status_req holds the
@@ -302,13 +330,19 @@ void MPIR_Comm_assert_init(void)
  * without communicating (a program may free a communicator at different points on different
  * processes, as MPICH's own comm/cmfree does); MPI_Finalize gathers every process's records to
  * rank 0 of MPI_COMM_WORLD, which sums those of one communicator.  A communicator is known on
- * every member by its context id, its members in rank order and its name; the instances a
- * program creates and frees again with all three the same (a dup in a loop) are summed into one
- * entry. */
+ * every member by its context id, its members in rank order and its name.  A named
+ * communicator's instances (a dup in a loop given one name) are summed into one entry: the name
+ * is the program's.  Unnamed ones are told apart by their generation: how many communicators
+ * with the same context id and members this process freed before; every member frees them in
+ * the same order (a context id is reused only once every member freed its previous user), so
+ * one generation is one communicator on all of them, and different communicators that reuse a
+ * context id are not summed.  Every intracommunicator freed and MPI_COMM_WORLD are listed,
+ * those with nothing received too: they could have asserted all four. */
 typedef struct {
     uint32_t context_id;
     uint32_t members;           /* hash of the members' lpids in rank order */
     uint32_t handle;
+    uint32_t generation;        /* unnamed: 1 + earlier ones with this context id and members */
     int32_t size, rank;         /* the communicator's size, this process's rank in it */
     int32_t instances;          /* freed here this many times (MPI_Finalize: 1) */
     int32_t at_finalize;        /* MPI_COMM_WORLD, MPI_COMM_SELF */
@@ -322,10 +356,41 @@ typedef struct {
 static record_t *records;
 static int n_records, records_cap;
 
+/* The generations of unnamed communicators freed on this process, per context id and members */
+typedef struct {
+    uint32_t context_id, members, freed;
+} generation_t;
+static generation_t *generations;
+static int n_generations, generations_cap;
+
+/* The generation of an unnamed communicator being freed (0: no memory to count it) */
+static uint32_t next_generation(uint32_t context_id, uint32_t members)
+{
+    for (int i = 0; i < n_generations; i++) {
+        if (generations[i].context_id == context_id && generations[i].members == members) {
+            return ++generations[i].freed;
+        }
+    }
+    if (n_generations == generations_cap) {
+        int cap = generations_cap ? 2 * generations_cap : 16;
+        generation_t *grown = MPL_realloc(generations, sizeof(generation_t) * cap, MPL_MEM_OTHER);
+        if (grown == NULL) {
+            return 0;
+        }
+        generations = grown;
+        generations_cap = cap;
+    }
+    generations[n_generations].context_id = context_id;
+    generations[n_generations].members = members;
+    generations[n_generations].freed = 1;
+    return generations[n_generations++].freed;
+}
+
 static bool same_comm(const record_t * a, const record_t * b)
 {
     return a->context_id == b->context_id && a->members == b->members &&
-        a->at_finalize == b->at_finalize && strcmp(a->name, b->name) == 0;
+        a->generation == b->generation && a->at_finalize == b->at_finalize &&
+        strcmp(a->name, b->name) == 0;
 }
 
 static uint32_t members_hash(MPIR_Comm * comm)
@@ -348,14 +413,12 @@ static int keep_record(MPIR_Comm * comm, int at_finalize)
     MPIR_Comm_assert_record_t *live = &comm->assert_record;
     uint64_t receives = MPL_atomic_relaxed_load_uint64(&live->receives);
     uint64_t broken[MPIR_COMM_ASSERTION_COUNT];
-    bool anything = receives > 0;
 
     for (int a = 0; a < MPIR_COMM_ASSERTION_COUNT; a++) {
         broken[a] = MPL_atomic_relaxed_load_uint64(&live->broken[a]);
-        anything = anything || broken[a] > 0;
     }
-    if (!anything || comm->comm_kind != MPIR_COMM_KIND__INTRACOMM) {
-        /* nothing to say; intercommunicators are not summarized (README) */
+    if (comm->comm_kind != MPIR_COMM_KIND__INTRACOMM) {
+        /* intercommunicators are not summarized (README) */
         return MPI_SUCCESS;
     }
 
@@ -364,6 +427,8 @@ static int keep_record(MPIR_Comm * comm, int at_finalize)
     key.members = members_hash(comm);
     key.at_finalize = at_finalize;
     MPL_strncpy(key.name, comm->name, MPI_MAX_OBJECT_NAME);
+    key.generation = (key.name[0] == '\0' && !at_finalize) ?
+        next_generation(key.context_id, key.members) : 0;
 
     record_t *rec = NULL;
     for (int i = 0; i < n_records && rec == NULL; i++) {
@@ -384,6 +449,7 @@ static int keep_record(MPIR_Comm * comm, int at_finalize)
         rec->context_id = key.context_id;
         rec->members = key.members;
         rec->at_finalize = key.at_finalize;
+        rec->generation = key.generation;
         memcpy(rec->name, key.name, MPI_MAX_OBJECT_NAME);
         rec->handle = (uint32_t) comm->handle;
         rec->size = comm->local_size;
@@ -449,6 +515,10 @@ static void report_comm(const record_t * all, int n, int first)
     const record_t *c = &all[first];
     uint64_t receives = 0, broken[MPIR_COMM_ASSERTION_COUNT] = { 0 };
     int procs[MPIR_COMM_ASSERTION_COUNT] = { 0 };
+    /* processes that gave the assertion (they may differ: MPII_Comm_check_hints), among all
+     * and among those that broke it */
+    int asserted[MPIR_COMM_ASSERTION_COUNT] = { 0 }, broken_asserted[MPIR_COMM_ASSERTION_COUNT] = { 0 };
+    int n_procs = 0;
     const record_t *first_rec[MPIR_COMM_ASSERTION_COUNT] = { NULL };
     int instances = 0;
     char label[MPI_MAX_OBJECT_NAME + 16], how[64];
@@ -460,10 +530,13 @@ static void report_comm(const record_t * all, int n, int first)
         }
         receives += r->receives;
         instances = MPL_MAX(instances, r->instances);
+        n_procs++;
         for (int a = 0; a < MPIR_COMM_ASSERTION_COUNT; a++) {
+            asserted[a] += r->asserted[a] != 0;
             if (r->broken[a] > 0) {
                 broken[a] += r->broken[a];
                 procs[a]++;
+                broken_asserted[a] += r->asserted[a] != 0;
                 if (first_rec[a] == NULL || r->rank < first_rec[a]->rank) {
                     first_rec[a] = r;
                 }
@@ -473,6 +546,9 @@ static void report_comm(const record_t * all, int n, int first)
 
     if (c->name[0] != '\0') {
         snprintf(label, sizeof(label), "\"%s\"", c->name);
+    } else if (c->generation > 1) {
+        /* its handle and context id were another communicator's before */
+        snprintf(label, sizeof(label), "0x%x#%u", (unsigned) c->handle, (unsigned) c->generation);
     } else {
         snprintf(label, sizeof(label), "0x%x", (unsigned) c->handle);
     }
@@ -489,8 +565,14 @@ static void report_comm(const record_t * all, int n, int first)
     int held = 0;
     for (int a = 0; a < MPIR_COMM_ASSERTION_COUNT; a++) {
         if (broken[a] == 0) {
-            report_append("%s %s%s", held++ ? "," : "", assertion_keys[a],
-                          c->asserted[a] ? " (asserted)" : "");
+            char given[48] = "";
+            if (asserted[a] == n_procs) {
+                snprintf(given, sizeof(given), " (asserted)");
+            } else if (asserted[a] > 0) {
+                snprintf(given, sizeof(given), " (asserted on %d of %d processes)", asserted[a],
+                         n_procs);
+            }
+            report_append("%s %s%s", held++ ? "," : "", assertion_keys[a], given);
         }
     }
     report_append("%s\n", held ? "" : " none");
@@ -500,7 +582,7 @@ static void report_comm(const record_t * all, int n, int first)
              * a program that does not keep its promise */
             report_append("  %s: broken %llu times on %d of %d processes%s; first on rank %d: %s\n",
                           assertion_keys[a], (unsigned long long) broken[a], procs[a],
-                          (int) c->size, c->asserted[a] ? " although asserted" : "",
+                          (int) c->size, broken_asserted[a] > 0 ? " although asserted" : "",
                           (int) first_rec[a]->rank, first_rec[a]->first[a]);
         }
     }
@@ -552,7 +634,7 @@ static void write_report(const record_t * all, int n)
     fprintf(out, "== MPI communicator assertions: what this run did "
             "(MPIR_CVAR_COMM_ASSERT_REPORT) ==\n%s", report_text ? report_text : "");
     if (n == 0) {
-        fprintf(out, "no communicator received a message\n");
+        fprintf(out, "no communicator was recorded\n");
     }
     fprintf(out, "== end of report ==\n");
     if (out != stderr) {
@@ -615,6 +697,9 @@ int MPIR_Comm_assert_finalize(void)
     MPL_free(records);
     records = NULL;
     n_records = records_cap = 0;
+    MPL_free(generations);
+    generations = NULL;
+    n_generations = generations_cap = 0;
     MPL_free(report_text);
     report_text = NULL;
     report_len = 0;
