@@ -476,3 +476,60 @@ TEST_CASE("tool safety: an event handle's free_cb may call MPI_T functions", "[m
         }
     }
 }
+
+namespace {
+
+// What one MPI_T_CB_REQUIRE_NONE handle was told, in order: 'c' per instance, 'd' per drop
+// report (with its count). Its callback makes a completion call of its own (a safe point).
+struct OrderLog {
+    std::mutex lock;
+    std::string order;
+    MPI_Count dropped = 0;
+};
+
+void order_callback(MPI_T_event_instance, MPI_T_event_registration, MPI_T_cb_safety, void* user) {
+    auto* log = static_cast<OrderLog*>(user);
+    {
+        std::lock_guard<std::mutex> g(log->lock);
+        log->order += 'c';
+    }
+    MPI_Request null_request = MPI_REQUEST_NULL;
+    int flag = 0;
+    MPI_Test(&null_request, &flag, MPI_STATUS_IGNORE);
+}
+
+void order_dropped(MPI_Count count, MPI_T_event_registration, int, MPI_T_cb_safety, void* user) {
+    auto* log = static_cast<OrderLog*>(user);
+    std::lock_guard<std::mutex> g(log->lock);
+    log->order += 'd';
+    log->dropped += count;
+}
+
+}  // namespace
+
+TEST_CASE("tool safety: a handle's drops are reported after the instances deferred before them, "
+          "even when its callback reaches a safe point itself",
+          "[mpit_tool_safety]") {
+    MpitMultiple mpit;
+    REQUIRE(mpit.provided() == MPI_THREAD_MULTIPLE);
+    Watchdog dog("tool safety: drop report order", kHangSeconds);
+    CvarSetting<int> setting("MPIR_CVAR_T_EVENT_DEFER_LIMIT", 3);
+    REQUIRE(setting.ok());
+    int index = -1;
+    REQUIRE(MPI_T_event_get_index("request_complete", &index) == MPI_SUCCESS);
+    OrderLog log;
+    MPI_T_event_registration handle;
+    REQUIRE(MPI_T_event_handle_alloc(index, nullptr, MPI_INFO_NULL, &handle) == MPI_SUCCESS);
+    REQUIRE(MPI_T_event_register_callback(handle, MPI_T_CB_REQUIRE_NONE, MPI_INFO_NULL, &log,
+                                          order_callback) == MPI_SUCCESS);
+    REQUIRE(MPI_T_event_set_dropped_handler(handle, order_dropped) == MPI_SUCCESS);
+    const int n = 12;
+    std::vector<MPI_Request> reqs = complete_grequests(n);
+    MPI_Waitall(n, reqs.data(), MPI_STATUSES_IGNORE);
+    {
+        std::lock_guard<std::mutex> g(log.lock);
+        CHECK(log.order == "cccd");
+        CHECK(log.dropped == MPI_Count(n - 3));
+    }
+    REQUIRE(MPI_T_event_handle_free(handle, nullptr, nullptr) == MPI_SUCCESS);
+}

@@ -233,6 +233,25 @@ void reused_context() {
     MPI_Comm_free(&b);
 }
 
+// MPI_Comm_set_name is local: rank 0 alone names the first of two duplicates (the same context
+// id and members), and uses MPI_ANY_SOURCE only on the second. The wildcard must be reported on
+// the second communicator, never on a mix of rank 0's second and rank 1's first.
+void partly_named() {
+    for (int i = 0; i < 2; i++) {
+        MPI_Comm c;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c);
+        if (i == 0 && rank() == 0) {
+            MPI_Comm_set_name(c, "first_on_rank0");
+        }
+        if (rank() == 0) {
+            recv_int(i == 1 ? MPI_ANY_SOURCE : 1, kTag, c);
+        } else {
+            send_int(0, kTag, c);
+        }
+        MPI_Comm_free(&c);
+    }
+}
+
 // Communicators that received nothing and broke nothing are still listed (README: every freed
 // communicator and MPI_COMM_WORLD): a named and an unnamed duplicate freed without use, and
 // MPI_COMM_WORLD, which no call receives on.
@@ -255,7 +274,7 @@ constexpr Listing kListings[] = {
     {"loop", loop_overtakes_itself}, {"named", named_communicator},
     {"threaded", listing4},  // listing 4 under MPI_THREAD_MULTIPLE: the report at MPI_Finalize
     {"broken_promise", broken_promise}, {"freed_apart", freed_apart},
-    {"reused_context", reused_context}, {"quiet", quiet},
+    {"reused_context", reused_context}, {"quiet", quiet}, {"partly_named", partly_named},
 };
 
 }  // namespace

@@ -333,10 +333,11 @@ void MPIR_Comm_assert_init(void)
  * every member by its context id, its members in rank order and its name.  A named
  * communicator's instances (a dup in a loop given one name) are summed into one entry: the name
  * is the program's.  Unnamed ones are told apart by their generation: how many communicators
- * with the same context id and members this process freed before; every member frees them in
- * the same order (a context id is reused only once every member freed its previous user), so
- * one generation is one communicator on all of them, and different communicators that reuse a
- * context id are not summed.  Every intracommunicator freed and MPI_COMM_WORLD are listed,
+ * with the same context id and members this process freed before, named or not; every member
+ * frees them in the same order (a context id is reused only once every member freed its
+ * previous user), so one generation is one communicator on all of them, and different
+ * communicators that reuse a context id are not summed.  (A communicator named on some of its
+ * processes only is listed twice: under its name and, for the others, unnamed.)  Every intracommunicator freed and MPI_COMM_WORLD are listed,
  * those with nothing received too: they could have asserted all four. */
 typedef struct {
     uint32_t context_id;
@@ -427,8 +428,13 @@ static int keep_record(MPIR_Comm * comm, int at_finalize)
     key.members = members_hash(comm);
     key.at_finalize = at_finalize;
     MPL_strncpy(key.name, comm->name, MPI_MAX_OBJECT_NAME);
-    key.generation = (key.name[0] == '\0' && !at_finalize) ?
-        next_generation(key.context_id, key.members) : 0;
+    /* counted for every communicator freed, named or not: a name is local (MPI_Comm_set_name), so
+     * a communicator named on some processes only must not shift the others' count */
+    key.generation = at_finalize ? 0 : next_generation(key.context_id, key.members);
+    if (key.name[0] != '\0') {
+        /* instances of a named communicator are summed by name */
+        key.generation = 0;
+    }
 
     record_t *rec = NULL;
     for (int i = 0; i < n_records && rec == NULL; i++) {
