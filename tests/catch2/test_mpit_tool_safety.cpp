@@ -533,3 +533,60 @@ TEST_CASE("tool safety: a handle's drops are reported after the instances deferr
     }
     REQUIRE(MPI_T_event_handle_free(handle, nullptr, nullptr) == MPI_SUCCESS);
 }
+
+namespace {
+
+// A THREAD_SAFE callback that frees another handle (once): that handle's free_cb runs inside the
+// callback's context and must be told so (it may not call MPI there), not MPI_T_CB_REQUIRE_NONE.
+struct FreeInside {
+    MPI_T_event_registration other{};
+    std::atomic<bool> freed{false};
+    std::atomic<int> told{-1};
+    std::atomic<int> free_cb_calls{0};
+};
+
+void free_inside_free_cb(MPI_T_event_registration, MPI_T_cb_safety safety, void* user) {
+    auto* f = static_cast<FreeInside*>(user);
+    f->told = int(safety);
+    f->free_cb_calls++;
+}
+
+void free_inside_callback(MPI_T_event_instance, MPI_T_event_registration, MPI_T_cb_safety,
+                          void* user) {
+    auto* f = static_cast<FreeInside*>(user);
+    if (!f->freed.exchange(true)) {
+        MPI_T_event_handle_free(f->other, f, free_inside_free_cb);
+    }
+}
+
+void ignore_instance(MPI_T_event_instance, MPI_T_event_registration, MPI_T_cb_safety, void*) {}
+
+}  // namespace
+
+TEST_CASE("tool safety: a free_cb run inside another handle's callback is told that callback's "
+          "safety",
+          "[mpit_tool_safety]") {
+    MpitMultiple mpit;
+    REQUIRE(mpit.provided() == MPI_THREAD_MULTIPLE);
+    Watchdog dog("tool safety: free inside a callback", kHangSeconds);
+    int index = -1, other_index = -1;
+    REQUIRE(MPI_T_event_get_index("request_complete", &index) == MPI_SUCCESS);
+    // a handle of another event: nothing but this handle holds it when it is freed
+    REQUIRE(MPI_T_event_get_index("request_scan_served", &other_index) == MPI_SUCCESS);
+    FreeInside f;
+    MPI_T_event_registration freer;
+    REQUIRE(MPI_T_event_handle_alloc(other_index, nullptr, MPI_INFO_NULL, &f.other) ==
+            MPI_SUCCESS);
+    REQUIRE(MPI_T_event_register_callback(f.other, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL,
+                                          nullptr, ignore_instance) == MPI_SUCCESS);
+    REQUIRE(MPI_T_event_handle_alloc(index, nullptr, MPI_INFO_NULL, &freer) == MPI_SUCCESS);
+    REQUIRE(MPI_T_event_register_callback(freer, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL, &f,
+                                          free_inside_callback) == MPI_SUCCESS);
+    std::vector<MPI_Request> reqs = complete_grequests(1);
+    MPI_Waitall(1, reqs.data(), MPI_STATUSES_IGNORE);
+    CHECK(f.freed.load());
+    CHECK(f.free_cb_calls.load() == 1);
+    // raised with MPI_T_CB_REQUIRE_MPI_RESTRICTED, run in a THREAD_SAFE callback
+    CHECK(f.told.load() >= int(MPI_T_CB_REQUIRE_MPI_RESTRICTED));
+    REQUIRE(MPI_T_event_handle_free(freer, nullptr, nullptr) == MPI_SUCCESS);
+}
