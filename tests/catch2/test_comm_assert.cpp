@@ -456,6 +456,14 @@ TEST_CASE("comm assertions: values that differ across processes are an error on 
         CHECK(info_value(comm, "mpi_assert_allow_overtaking") == "false");
         CHECK(info_value(comm, "mpi_assert_no_any_tag") == "true");
     }
+    SECTION("MPI_Comm_set_info that fails gives none of its assertions") {
+        Watchdog dog("MPI_Comm_set_info with mixed values and another key");
+        MPI_Info_set(mixed, "mpi_assert_no_any_source", "true");
+        int rc = MPI_Comm_set_info(comm, mixed);
+        CHECK(error_class(rc) == MPI_ERR_INFO_VALUE);
+        CHECK(info_value(comm, "mpi_assert_no_any_source") == "false");
+        CHECK(info_value(comm, "mpi_assert_allow_overtaking") == "false");
+    }
     SECTION("MPI_Comm_dup_with_info returns no communicator") {
         Watchdog dog("MPI_Comm_dup_with_info with mixed values");
         MPI_Comm out = comm;
