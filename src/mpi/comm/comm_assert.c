@@ -357,6 +357,9 @@ typedef struct {
 static record_t *records;
 static int n_records, records_cap;
 
+/* the generation of the entry that sums a process's quiet unnamed communicators */
+#define QUIET_GENERATION UINT32_MAX
+
 /* The generations of unnamed communicators freed on this process, per context id and members */
 typedef struct {
     uint32_t context_id, members, freed;
@@ -436,8 +439,21 @@ static int keep_record(MPIR_Comm * comm, int at_finalize)
         key.generation = 0;
     }
 
+    bool quiet = receives == 0;
+    for (int a = 0; a < MPIR_COMM_ASSERTION_COUNT; a++) {
+        quiet = quiet && broken[a] == 0;
+    }
+    if (key.generation > 0 && quiet) {
+        /* unnamed, nothing received, nothing broken: counted in one entry per members (a program
+         * may create and free thousands, as MPICH's comm/ctxalloc does) */
+        key.context_id = 0;
+        key.generation = QUIET_GENERATION;
+    }
+
     record_t *rec = NULL;
-    for (int i = 0; i < n_records && rec == NULL; i++) {
+    /* an unnamed communicator's generation is new: nothing to add it to */
+    for (int i = 0; i < n_records && rec == NULL && (key.generation == 0 ||
+                                                     key.generation == QUIET_GENERATION); i++) {
         if (same_comm(&records[i], &key)) {
             rec = &records[i];
         }
@@ -464,7 +480,9 @@ static int keep_record(MPIR_Comm * comm, int at_finalize)
     rec->instances++;
     rec->receives += receives;
     for (int a = 0; a < MPIR_COMM_ASSERTION_COUNT; a++) {
-        rec->asserted[a] = rec->asserted[a] || comm->hints[assertion_hints[a]];
+        /* an entry of several quiet communicators does not say which asserted what */
+        rec->asserted[a] = key.generation != QUIET_GENERATION &&
+            (rec->asserted[a] || comm->hints[assertion_hints[a]]);
         if (broken[a] > 0 && rec->broken[a] == 0) {
             memcpy(rec->first[a], live->first[a], MPIR_COMM_ASSERT_DESC_LEN);
         }
@@ -488,7 +506,7 @@ int MPIR_Comm_assert_summarize(MPIR_Comm * comm)
 
 /* The report text, appended to as rank 0 of MPI_COMM_WORLD writes it. */
 static char *report_text;
-static size_t report_len;
+static size_t report_len, report_cap;
 
 static void report_append(const char *fmt, ...)
 {
@@ -505,11 +523,15 @@ static void report_append(const char *fmt, ...)
     if (n >= (int) sizeof(line)) {
         n = sizeof(line) - 1;
     }
-    char *grown = MPL_realloc(report_text, report_len + n + 1, MPL_MEM_OTHER);
-    if (grown == NULL) {
-        return;
+    if (report_len + n + 1 > report_cap) {
+        size_t cap = MPL_MAX(2 * report_cap, report_len + n + 1);
+        char *grown = MPL_realloc(report_text, cap, MPL_MEM_OTHER);
+        if (grown == NULL) {
+            return;
+        }
+        report_text = grown;
+        report_cap = cap;
     }
-    report_text = grown;
     memcpy(report_text + report_len, line, n + 1);
     report_len += n;
 }
@@ -550,7 +572,9 @@ static void report_comm(const record_t * all, int n, int first)
         }
     }
 
-    if (c->name[0] != '\0') {
+    if (c->generation == QUIET_GENERATION) {
+        snprintf(label, sizeof(label), "<unnamed, nothing received>");
+    } else if (c->name[0] != '\0') {
         snprintf(label, sizeof(label), "\"%s\"", c->name);
     } else if (c->generation > 1) {
         /* its handle and context id were another communicator's before */
@@ -560,6 +584,8 @@ static void report_comm(const record_t * all, int n, int first)
     }
     if (c->at_finalize) {
         snprintf(how, sizeof(how), "at MPI_Finalize");
+    } else if (c->generation == QUIET_GENERATION) {
+        snprintf(how, sizeof(how), "freed by MPI_Comm_free, up to %d per process", instances);
     } else if (instances > 1) {
         snprintf(how, sizeof(how), "freed by MPI_Comm_free, %d instances summed", instances);
     } else {
@@ -614,18 +640,30 @@ static void report_path(char *path, size_t len)
     path[n] = '\0';
 }
 
-static void write_report(const record_t * all, int n)
+/* The order same_comm groups by: records of one communicator end up next to each other. */
+static int record_order(const void *pa, const void *pb)
+{
+    const record_t *a = pa, *b = pb;
+    if (a->at_finalize != b->at_finalize)
+        return a->at_finalize < b->at_finalize ? -1 : 1;
+    if (a->generation != b->generation)
+        return a->generation < b->generation ? -1 : 1;
+    if (a->context_id != b->context_id)
+        return a->context_id < b->context_id ? -1 : 1;
+    if (a->members != b->members)
+        return a->members < b->members ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+static void write_report(record_t * all, int n)
 {
     FILE *out = stderr;
 
-    for (int i = 0; i < n; i++) {
-        bool seen = false;
-        for (int j = 0; j < i && !seen; j++) {
-            seen = same_comm(&all[j], &all[i]);
+    qsort(all, n, sizeof(record_t), record_order);
+    for (int i = 0, end; i < n; i = end) {
+        for (end = i + 1; end < n && same_comm(&all[i], &all[end]); end++) {
         }
-        if (!seen) {
-            report_comm(all, n, i);
-        }
+        report_comm(all, end, i);
     }
     if (MPIR_CVAR_COMM_ASSERT_REPORT_FILE && MPIR_CVAR_COMM_ASSERT_REPORT_FILE[0] != '\0') {
         char path[4096];
@@ -708,7 +746,7 @@ int MPIR_Comm_assert_finalize(void)
     n_generations = generations_cap = 0;
     MPL_free(report_text);
     report_text = NULL;
-    report_len = 0;
+    report_len = report_cap = 0;
     return mpi_errno;
   fn_fail:
     goto fn_exit;
