@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
+#include <deque>
 #include <mutex>
 #include <vector>
 
@@ -86,6 +87,36 @@ private:
     int generation_ = -1;
     int finished_ = 0;
     bool stopped_ = false;
+};
+
+// Hands plain generalized requests to the completer thread.
+class CompleterQueue {
+public:
+    void push(MPI_Request h) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        queue_.push_back(h);
+        cv_.notify_one();
+    }
+    void close() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        closed_ = true;
+        cv_.notify_one();
+    }
+    // the next request, or MPI_REQUEST_NULL once closed and drained
+    MPI_Request pop() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return !queue_.empty() || closed_; });
+        if (queue_.empty()) return MPI_REQUEST_NULL;
+        const MPI_Request h = queue_.front();
+        queue_.pop_front();
+        return h;
+    }
+
+private:
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::deque<MPI_Request> queue_;
+    bool closed_ = false;
 };
 
 }  // namespace stress

@@ -637,34 +637,6 @@ int greq_wait(int count, void** states, double, MPI_Status*) {
     return MPI_SUCCESS;
 }
 
-class CompleterQueue {
-public:
-    void push(MPI_Request h) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        queue_.push_back(h);
-        cv_.notify_one();
-    }
-    void close() {
-        std::lock_guard<std::mutex> lock(mutex_);
-        closed_ = true;
-        cv_.notify_one();
-    }
-    MPI_Request pop() {
-        std::unique_lock<std::mutex> lock(mutex_);
-        cv_.wait(lock, [&] { return !queue_.empty() || closed_; });
-        if (queue_.empty()) return MPI_REQUEST_NULL;
-        const MPI_Request h = queue_.front();
-        queue_.pop_front();
-        return h;
-    }
-
-private:
-    std::mutex mutex_;
-    std::condition_variable cv_;
-    std::deque<MPI_Request> queue_;
-    bool closed_ = false;
-};
-
 constexpr int kGreqs = 12;  // per round: 6 class requests, 3 plain completed here, 3 by the completer
 std::atomic<long> class_completions{0};
 
