@@ -26,9 +26,12 @@ inline double thread_cpu_seconds() {
     return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
 }
 
-// "custom" when built against the patched MPICH (it has the get_status_* forms), else "stock".
+// "custom" when built against the patched MPICH (it has the get_status_* forms), else "stock";
+// BENCH_BUILD_NAME (a string, given by bench/run-bench) names the build instead: "debian".
 inline std::string build_name() {
-#ifdef MPIX_HAVE_REQUEST_GET_STATUS_MULTIPLE
+#if defined(BENCH_BUILD_NAME)
+    return BENCH_BUILD_NAME;
+#elif defined(MPIX_HAVE_REQUEST_GET_STATUS_MULTIPLE)
     return "custom";
 #else
     return "stock";
