@@ -239,6 +239,32 @@ program getstatus_mpif
         call expect_empty(wstats(:, N), 'step 4, MPI_Waitall: status of MPI_REQUEST_NULL')
         ! the completed array is all null now
         call check_null_or_inactive(reqs, N, 'array after MPI_Waitall')
+        ! -- step 5 (patch 0046): MPI_Testany/Waitany/Testsome on the same bindings answer
+        !    MPI_UNDEFINED on an array with no active request, and 1-based indices
+        call MPI_Testany(N, reqs, idx, flag, st, ierr)
+        call expect_true(flag, 'step 5, MPI_Testany on null requests: flag')
+        call expect_int(idx, MPI_UNDEFINED, 'step 5, MPI_Testany on null requests: index')
+        call MPI_Waitany(N, reqs, idx, MPI_STATUS_IGNORE, ierr)
+        call expect_int(idx, MPI_UNDEFINED, 'step 5, MPI_Waitany on null requests: index')
+        call MPI_Testsome(N, reqs, outcount, inds, MPI_STATUSES_IGNORE, ierr)
+        call expect_int(outcount, MPI_UNDEFINED, 'step 5, MPI_Testsome on null requests: outcount')
+        ! one receive from itself at index 2, complete before the calls
+        call MPI_Irecv(pbuf, 1, MPI_INTEGER, 0, 77, MPI_COMM_WORLD, reqs(2), ierr)
+        call MPI_Send(token, 1, MPI_INTEGER, 0, 77, MPI_COMM_WORLD, ierr)
+        deadline = MPI_Wtime() + WAIT_LIMIT
+        do
+            call MPI_Request_get_status_any(N, reqs, idx, flag, MPI_STATUS_IGNORE, ierr)
+            if (flag) exit
+            if (MPI_Wtime() > deadline) call fail('step 5: receive from itself never complete')
+        end do
+        call expect_int(idx, 2, 'step 5, get_status_any: index')
+        call MPI_Testsome(N, reqs, outcount, inds, MPI_STATUSES_IGNORE, ierr)
+        call expect_int(outcount, 1, 'step 5, MPI_Testsome: outcount')
+        call expect_int(inds(1), 2, 'step 5, MPI_Testsome: index')
+        call MPI_Irecv(pbuf, 1, MPI_INTEGER, 0, 78, MPI_COMM_WORLD, reqs(4), ierr)
+        call MPI_Send(token, 1, MPI_INTEGER, 0, 78, MPI_COMM_WORLD, ierr)
+        call MPI_Waitany(N, reqs, idx, MPI_STATUS_IGNORE, ierr)
+        call expect_int(idx, 4, 'step 5, MPI_Waitany: index')
     end if
 
     call MPI_Barrier(MPI_COMM_WORLD, ierr)
