@@ -1,7 +1,7 @@
 #!/bin/bash
 # The Fortran tests of MPI_Request_get_status_all/_any/_some, one program per binding:
-#   getstatus_mpif.f90    include 'mpif.h'
-#   getstatus_usempi.f90  use mpi
+#   getstatus_mpif        getstatus_mpi.F90: include 'mpif.h'
+#   getstatus_usempi      getstatus_mpi.F90 with -DUSE_MPI_MODULE: use mpi
 #   getstatus_f08.f90     use mpi_f08
 # Each is compiled with the installed MPICH's mpifort and run under `timeout 60 mpiexec -n 2`;
 # it passes when it exits 0 and prints "PASS <name>".  Prints one line per program and a
@@ -37,8 +37,14 @@ mkdir -p "$OUT"
 passed=0 failed=0
 for name in $PROGRAMS; do
     log=$OUT/$name.log
+    # getstatus_mpif and getstatus_usempi are one source, getstatus_mpi.F90, with mpif.h or `use mpi`
+    case $name in
+        getstatus_mpif) src=$HERE/getstatus_mpi.F90 defs= ;;
+        getstatus_usempi) src=$HERE/getstatus_mpi.F90 defs=-DUSE_MPI_MODULE ;;
+        *) src=$HERE/$name.f90 defs= ;;
+    esac
     # shellcheck disable=SC2086
-    if ! (cd "$OUT" && "$MPIFORT" -g ${FCFLAGS:-} -o "$name" "$HERE/$name.f90") > "$log" 2>&1; then
+    if ! (cd "$OUT" && "$MPIFORT" -g $defs ${FCFLAGS:-} -o "$name" "$src") > "$log" 2>&1; then
         echo "FAIL $name: does not compile with $MPIFORT"
         sed 's/^/    /' "$log" | head -n 30
         failed=$((failed + 1))

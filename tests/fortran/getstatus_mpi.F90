@@ -1,22 +1,36 @@
-! MPI_Request_get_status_all/_any/_some through `use mpi`.
+! MPI_Request_get_status_all/_any/_some through `include 'mpif.h'`, or through `use mpi` when
+! compiled with -DUSE_MPI_MODULE (run.sh builds it both ways: getstatus_mpif, getstatus_usempi).
 !
 ! The same scenario and checks as getstatus_f08.f90 (read its header), with INTEGER handles
-! and INTEGER status arrays.  Run on exactly 2 processes.  Rank 0's array is
+! and INTEGER status arrays; with mpif.h every call goes to the C wrappers of
+! src/binding/fortran/mpif_h with no interface checking at all, with `use mpi` through the
+! module's interfaces.  Run on exactly 2 processes.  Rank 0's array is
 !     reqs(1..4) = MPI_Irecv(tag 1..4 from rank 1),  reqs(5) = MPI_REQUEST_NULL
 ! Once rank 0 has checked each state, rank 1 sends tag 3; then tag 1; then tags 2 and 4.
 ! Message t carries t integers 100*t+1 .. 100*t+t.  Fortran indices are 1-based.
 !
-! Every choice buffer is passed as an INTEGER array element, so that gfortran (10 and later)
-! sees consistent arguments for MPI_Send and friends, which `use mpi` declares without an
-! interface.
+! Every choice buffer is passed as an INTEGER array element, and each external routine gets
+! arguments of one type and rank in every call, so that gfortran (10 and later) accepts the
+! calls without -fallow-argument-mismatch.
 !
-! Prints "PASS getstatus_usempi" on success; on any failed check it writes
-! "FAIL getstatus_usempi (rank R): <check>" to standard error and calls MPI_Abort.
+! Prints "PASS getstatus_mpif" on success; on any failed check it writes
+! "FAIL getstatus_mpif (rank R): <check>" to standard error and calls MPI_Abort.
+#ifdef USE_MPI_MODULE
 program getstatus_usempi
     use mpi
+#else
+program getstatus_mpif
+#endif
     implicit none
+#ifndef USE_MPI_MODULE
+    include 'mpif.h'
+#endif
 
+#ifdef USE_MPI_MODULE
     character(len=*), parameter :: prog = 'getstatus_usempi'
+#else
+    character(len=*), parameter :: prog = 'getstatus_mpif'
+#endif
     integer, parameter :: N = 5, NMSG = 4, GO_TAG = 99, GARBAGE = 12345
     double precision, parameter :: WAIT_LIMIT = 30.0d0
 
@@ -433,4 +447,4 @@ contains
         stop 1
     end subroutine fail
 
-end program getstatus_usempi
+end program
