@@ -60,6 +60,28 @@ inline std::string error_text(int code) {
     return std::string(text, static_cast<size_t>(len));
 }
 
+// Whether the device sees the order of queued messages on comm, so that detection can count
+// what would break mpi_assert_allow_overtaking: on ch4:ofi when every member shares this node
+// (the shm module's active-message queues match), never on ch4:ucx (MPICH 4.0.2 builds UCX
+// without the shm module: UCX matches every message, intra-node too).
+inline bool device_sees_message_order(MPI_Comm comm) {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(version, &len);
+    if (std::string(version, static_cast<size_t>(len)).find("ch4:ucx") != std::string::npos) {
+        return false;
+    }
+    MPI_Comm node;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int on_node = 0, all = 0;
+    MPI_Comm_size(node, &on_node);
+    MPI_Comm_size(comm, &all);
+    MPI_Comm_free(&node);
+    int everywhere = on_node == all;
+    MPI_Allreduce(MPI_IN_PLACE, &everywhere, 1, MPI_INT, MPI_LAND, comm);
+    return everywhere != 0;
+}
+
 // The comm_assert_* performance variables bound to one communicator.
 class CommAssertPvars {
 public:
@@ -69,7 +91,7 @@ public:
         MPI_T_pvar_session_create(&session_);
         for (const char* name : {"comm_assert_receives", "comm_assert_any_source",
                                  "comm_assert_any_tag", "comm_assert_length_mismatches",
-                                 "comm_assert_order_dependent"}) {
+                                 "comm_assert_order_dependent", "comm_assert_order_unseen"}) {
             Var v;
             int count = 0;
             // a copy that dies here: the handle must keep the communicator, not the pointer

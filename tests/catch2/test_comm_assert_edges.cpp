@@ -346,8 +346,11 @@ int run_row(const Row& row, MPI_Comm comm, CommAssertPvars& pvars, int sent1) {
                   << class_name(k_class) << ")");
     CHECK(p.done());
     CHECK(p.buf0[3] == 13);
-    CHECK(p.buf1[0] == 20);
-    CHECK(p.buf1[1] == 21);
+    if (sent1 <= 4) {
+        CHECK(p.buf1[0] == 20);
+        CHECK(p.buf1[1] == 21);
+    }
+    // a truncated message's data is not defined by MPI (ch4:ofi delivers what fits, UCX nothing)
     if (sent1 < 4) {
         CHECK(p.buf1[2] == -1);  // a shorter message's data, nothing past it
     }
