@@ -74,11 +74,17 @@ typedef struct scan_cursor {
     int witness_indx;           /* the witness: a slot the call left holding a request, */
     MPI_Request witness_handle; /* that request, */
     unsigned int witness_seq;   /* and its completion_seq then */
+    /* the request pointers of the call that found the cursor in MPIR_Request_scan_begin (the
+     * binding's, in array order), so that the same call's scan_served/scan_reported read the
+     * witness without decoding handles again; NULL outside such a call */
+    MPIR_Request **call_ptrs;
     uint64_t last_use;          /* for replacement: least recently used goes first */
 } scan_cursor;
 
 static scan_cursor scan_cursors[SCAN_SETS][SCAN_WAYS];
 static uint64_t scan_clock;     /* 64 bits: never wraps */
+/* the cursor found or taken last: a loop over one array (the common case) finds it at once */
+static scan_cursor *recent_cursor;
 static MPL_atomic_int_t scan_cursors_lock;
 
 static void cursors_lock(void)
@@ -106,6 +112,12 @@ static int rotating(int count)
 static scan_cursor *cursor_find(const MPI_Request array_of_requests[], int count,
                                 scan_cursor ** take)
 {
+    scan_cursor *r = recent_cursor;
+    if (r != NULL && r->array == array_of_requests && r->count == count) {
+        r->last_use = ++scan_clock;
+        return r;
+    }
+
     uint64_t key = ((uint64_t) (uintptr_t) array_of_requests >> 3) ^ ((uint64_t) count << 40);
     key *= UINT64_C(0x9e3779b97f4a7c15);        /* Fibonacci hashing */
     scan_cursor *set = scan_cursors[key >> (64 - SCAN_SET_BITS)];
@@ -115,6 +127,7 @@ static scan_cursor *cursor_find(const MPI_Request array_of_requests[], int count
         scan_cursor *c = &set[w];
         if (c->array == array_of_requests && c->count == count) {
             c->last_use = ++scan_clock;
+            recent_cursor = c;
             return c;
         }
         if (c->array == NULL || (oldest->array != NULL && c->last_use < oldest->last_use)) {
@@ -135,59 +148,80 @@ static void cursor_take(scan_cursor * c, const MPI_Request array_of_requests[], 
     c->pending_indx = -1;
     c->pending_req = NULL;
     c->witness_indx = -1;
+    c->call_ptrs = NULL;
     c->last_use = ++scan_clock;
+    recent_cursor = c;
 }
 
 /* Records a request the array still holds, other than the one at indx, as the cursor's witness:
  * the first pending one after indx (wrapping), which the application is least likely to
  * complete before the next call (a non-destructive call's reported requests are complete, and
- * about to be completed), looking at WITNESS_LOOKS requests at most, so that a flood of complete
- * requests costs O(1) here as in the scan; else the first one. Returns FALSE when there is none. */
-#define WITNESS_LOOKS 8
+ * about to be completed), looking at WITNESS_LOOKS requests at most: under a flood of complete
+ * requests each look finds one complete, and the next call serves the first anyway, so more
+ * looks cost every call (they were 8, a fifth of MPI_Waitany's cost at 8 requests) and gain
+ * nothing; else the first one. Returns FALSE when there is none. */
+#define WITNESS_LOOKS 2
+
+/* The request of a handle that is not MPI_REQUEST_NULL: the call's pointer when it has one (the
+ * binding decoded every handle; the scan clears those of inactive requests), else decoded. */
+static MPIR_Request *witness_ptr(MPIR_Request ** ptrs, const MPI_Request array_of_requests[],
+                                 int i)
+{
+    MPIR_Request *req = ptrs ? ptrs[i] : NULL;
+    if (req == NULL) {
+        MPIR_Request_get_ptr(array_of_requests[i], req);
+    }
+    return req;
+}
 
 static int witness_take(scan_cursor * c, const MPI_Request array_of_requests[], int count,
                         int indx)
 {
     int first = -1, looks = 0;
-    MPIR_Request *req;
+    MPIR_Request *req, *first_req = NULL;
+    MPIR_Request **ptrs = c->call_ptrs;
 
-    for (int k = 1; k < count && looks < WITNESS_LOOKS; k++) {
-        int i = MPIR_Request_scan_index(k, indx, count);
+    c->call_ptrs = NULL;
+    for (int k = 1, i = indx; k < count && looks < WITNESS_LOOKS; k++) {
+        if (++i == count) {
+            i = 0;
+        }
         if (array_of_requests[i] == MPI_REQUEST_NULL) {
             continue;
         }
         looks++;
-        MPIR_Request_get_ptr(array_of_requests[i], req);
+        req = witness_ptr(ptrs, array_of_requests, i);
         if (!MPIR_Request_is_complete(req)) {
             first = i;
+            first_req = req;
             break;
         }
         if (first < 0) {
             first = i;
+            first_req = req;
         }
     }
     c->witness_indx = first;
     if (first < 0) {
         return FALSE;
     }
-    MPIR_Request_get_ptr(array_of_requests[first], req);
     c->witness_handle = array_of_requests[first];
-    c->witness_seq = req->completion_seq;
+    c->witness_seq = first_req->completion_seq;
     return TRUE;
 }
 
 /* Whether array_of_requests is the array the cursor was left on: it still holds the witness,
  * not completed since, in its slot. */
-static int witness_holds(const scan_cursor * c, const MPI_Request array_of_requests[])
+static int witness_holds(const scan_cursor * c, const MPI_Request array_of_requests[],
+                         MPIR_Request * request_ptrs[])
 {
     int w = c->witness_indx;
-    MPIR_Request *req;
 
     if (w < 0 || array_of_requests[w] != c->witness_handle) {
         return FALSE;
     }
-    MPIR_Request_get_ptr(array_of_requests[w], req);
-    return req->completion_seq == c->witness_seq;
+    /* the binding decoded the handle (not MPI_REQUEST_NULL: it is the witness's) */
+    return request_ptrs[w]->completion_seq == c->witness_seq;
 }
 
 static void reverse_ptrs(MPIR_Request * ptrs[], int lo, int hi)
@@ -219,7 +253,7 @@ int MPIR_Request_scan_begin(const MPI_Request array_of_requests[], MPIR_Request 
 
     cursors_lock();
     scan_cursor *c = cursor_find(array_of_requests, count, NULL);
-    if (c != NULL && !witness_holds(c, array_of_requests)) {
+    if (c != NULL && !witness_holds(c, array_of_requests, request_ptrs)) {
         /* a fresh array where an earlier one sat: it starts at 0 */
         c->array = NULL;
         c = NULL;
@@ -236,6 +270,7 @@ int MPIR_Request_scan_begin(const MPI_Request array_of_requests[], MPIR_Request 
             }
         }
         start = c->start;
+        c->call_ptrs = request_ptrs;
     }
     cursors_unlock();
     return start;
