@@ -60,15 +60,25 @@ inline std::string error_text(int code) {
     return std::string(text, static_cast<size_t>(len));
 }
 
+// Whether this MPICH is built for ch4:ucx (MPICH 4.0.2 builds it without the shm module: UCX
+// matches every message, intra-node too), from MPI_Get_library_version's "MPICH Device:" line.
+inline bool device_is_ucx() {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(version, &len);
+    return std::string(version, static_cast<size_t>(len)).find("ch4:ucx") != std::string::npos;
+}
+
+// Whether no_any_source + no_any_tag switch the communicator to exact-match queues (0038): not
+// on ch4:ucx, where the queues would hold nothing and MPID_Comm_exact_match declines.
+inline bool device_has_exact_match_queues() { return !device_is_ucx(); }
+
 // Whether the device sees the order of queued messages on comm, so that detection can count
 // what would break mpi_assert_allow_overtaking: on ch4:ofi when every member shares this node
 // (the shm module's active-message queues match), never on ch4:ucx (MPICH 4.0.2 builds UCX
 // without the shm module: UCX matches every message, intra-node too).
 inline bool device_sees_message_order(MPI_Comm comm) {
-    char version[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
-    MPI_Get_library_version(version, &len);
-    if (std::string(version, static_cast<size_t>(len)).find("ch4:ucx") != std::string::npos) {
+    if (device_is_ucx()) {
         return false;
     }
     MPI_Comm node;

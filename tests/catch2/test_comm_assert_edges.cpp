@@ -678,8 +678,9 @@ TEST_CASE("comm assertions: after a switch declined on one process (a wildcard r
     CHECK(rc == MPI_SUCCESS);
     int mine[2] = {info_value(comm, "mpi_assert_no_any_source") == "true",
                    info_value(comm, "mpi_assert_no_any_tag") == "true"};
-    if (is_receiver()) {
-        // it declined the switch: what the program gave is in force
+    if (is_receiver() || !device_has_exact_match_queues()) {
+        // it declined the switch (on ch4:ucx every process does): what the program gave is in
+        // force
         CHECK(mine[0] == 0);
         CHECK(mine[1] == 0);
     } else {

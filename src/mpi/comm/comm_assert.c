@@ -224,6 +224,10 @@ void MPIR_Comm_assert_recv_length(MPIR_Request * req, MPIR_Request * status_req)
         int err = status_req->status.MPI_ERROR;
         bool truncated = (err != MPI_SUCCESS && MPIR_ERR_GET_CLASS(err) == MPI_ERR_TRUNCATE);
         MPL_atomic_fetch_add_uint64(&comm->assert_record.receives, 1);
+        if (status_req->match_unseen) {
+            /* the network library matched it: its order is not seen */
+            MPL_atomic_fetch_add_uint64(&comm->assert_record.order_unseen, 1);
+        }
         if (truncated || (err == MPI_SUCCESS && received != expected)) {
             note(comm, MPIR_COMM_ASSERTION_EXACT_LENGTH,
                  "receive of %lld bytes matched %s%lld bytes (source %d, tag %d)",
