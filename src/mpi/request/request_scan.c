@@ -46,7 +46,11 @@ cvars:
  * (MPI_Test, MPI_Wait, ...): a tool that turns MPI_Testany into get_status_any + MPI_Test
  * leaves the cursor where MPI_Testany would have.  "Completed" is read from the request's
  * completion_seq, which changes at completion processing and at free, so a slot re-posted
- * with a recycled request object is not mistaken for the one reported.
+ * with a recycled request object is not mistaken for the one reported.  (Builds with memory
+ * tracing, --enable-g=mem or all, poison pooled objects on allocation and free, which resets
+ * completion_seq: there a recycled object can pass for the earlier request, costing a fresh
+ * array its start at index 0, never correctness.  Builtin requests, one object shared by every
+ * request complete at creation, never serve as witnesses.)
  *
  * Address and count do not tell a re-posted array from a fresh one that sits where an earlier
  * one sat (a binding that copies the handles into one buffer per call, a loop that reuses a
@@ -74,10 +78,6 @@ typedef struct scan_cursor {
     int witness_indx;           /* the witness: a slot the call left holding a request, */
     MPI_Request witness_handle; /* that request, */
     unsigned int witness_seq;   /* and its completion_seq then */
-    /* the request pointers of the call that found the cursor in MPIR_Request_scan_begin (the
-     * binding's, in array order), so that the same call's scan_served/scan_reported read the
-     * witness without decoding handles again; NULL outside such a call */
-    MPIR_Request **call_ptrs;
     uint64_t last_use;          /* for replacement: least recently used goes first */
 } scan_cursor;
 
@@ -148,49 +148,81 @@ static void cursor_take(scan_cursor * c, const MPI_Request array_of_requests[], 
     c->pending_indx = -1;
     c->pending_req = NULL;
     c->witness_indx = -1;
-    c->call_ptrs = NULL;
     c->last_use = ++scan_clock;
     recent_cursor = c;
 }
 
-/* Records a request the array still holds, other than the one at indx, as the cursor's witness:
- * the first pending one after indx (wrapping), which the application is least likely to
- * complete before the next call (a non-destructive call's reported requests are complete, and
- * about to be completed), looking at WITNESS_LOOKS requests at most: under a flood of complete
- * requests each look finds one complete, and the next call serves the first anyway, so more
- * looks cost every call (they were 8, a fifth of MPI_Waitany's cost at 8 requests) and gain
- * nothing; else the first one. Returns FALSE when there is none. */
-#define WITNESS_LOOKS 2
-
-/* The request of a handle that is not MPI_REQUEST_NULL: the call's pointer when it has one (the
- * binding decoded every handle; the scan clears those of inactive requests), else decoded. */
-static MPIR_Request *witness_ptr(MPIR_Request ** ptrs, const MPI_Request array_of_requests[],
-                                 int i)
+/* Whether the request at i may be a witness: not MPI_REQUEST_NULL, not a builtin request (one
+ * object shared by every request complete at creation, such as a send to MPI_PROC_NULL, whose
+ * completion_seq never changes), and, for a non-destructive call, still pending (what
+ * MPI_Request_get_status_some reported complete, the application completes next). Sets *req. */
+MPL_STATIC_INLINE_PREFIX int witness_fits(const MPI_Request array_of_requests[], int i,
+                                          int reported, MPIR_Request ** req)
 {
-    MPIR_Request *req = ptrs ? ptrs[i] : NULL;
-    if (req == NULL) {
-        MPIR_Request_get_ptr(array_of_requests[i], req);
+    MPI_Request h = array_of_requests[i];
+
+    if (h == MPI_REQUEST_NULL || HANDLE_IS_BUILTIN(h)) {
+        return FALSE;
     }
-    return req;
+    MPIR_Request_get_ptr(h, *req);
+    return !reported || !MPIR_Request_is_complete(*req);
 }
 
-static int witness_take(scan_cursor * c, const MPI_Request array_of_requests[], int count,
-                        int indx)
+static void witness_set(scan_cursor * c, const MPI_Request array_of_requests[], int i,
+                        MPIR_Request * req)
 {
-    int first = -1, looks = 0;
-    MPIR_Request *req, *first_req = NULL;
-    MPIR_Request **ptrs = c->call_ptrs;
+    c->witness_indx = i;
+    c->witness_handle = array_of_requests[i];
+    c->witness_seq = req->completion_seq;
+}
 
-    c->call_ptrs = NULL;
-    for (int k = 1, i = indx; k < count && looks < WITNESS_LOOKS; k++) {
+/* Makes sure the cursor has a witness after a call reported (reported: non-destructive) or
+ * completed the request at indx: another request the array holds, not completed since it was
+ * recorded.  The last call's witness is kept while it still fits (so a loop over one array pays
+ * a few loads per call here, not a search); else the request just before indx, which a loop
+ * that re-posts what it completed filled last and the scan reaches last; else the one half the
+ * array away (a loop that drains the array leaves the slots before indx empty); else the first
+ * pending one after indx (wrapping) among WITNESS_LOOKS requests, else the first that fits,
+ * looking at WITNESS_SLOTS slots at most, so that an array nearly drained costs O(1) here too
+ * (no witness: the next call starts at 0, which costs fairness for a while, never
+ * correctness).  Returns FALSE when none fits. */
+#define WITNESS_LOOKS 2
+#define WITNESS_SLOTS 8
+
+static int witness_take(scan_cursor * c, const MPI_Request array_of_requests[], int count,
+                        int indx, int reported)
+{
+    int first = -1, looks = 0, w = c->witness_indx;
+    MPIR_Request *req, *first_req = NULL;
+
+    if (w >= 0 && w < count && w != indx && array_of_requests[w] == c->witness_handle &&
+        witness_fits(array_of_requests, w, reported, &req) &&
+        req->completion_seq == c->witness_seq) {
+        return TRUE;
+    }
+    int before = (indx == 0) ? count - 1 : indx - 1;
+    if (before != indx && witness_fits(array_of_requests, before, reported, &req)) {
+        witness_set(c, array_of_requests, before, req);
+        return TRUE;
+    }
+    if (count > 2) {
+        int far = indx + count / 2;
+        if (far >= count) {
+            far -= count;
+        }
+        if (witness_fits(array_of_requests, far, reported, &req)) {
+            witness_set(c, array_of_requests, far, req);
+            return TRUE;
+        }
+    }
+    for (int k = 1, i = indx; k < count && k <= WITNESS_SLOTS && looks < WITNESS_LOOKS; k++) {
         if (++i == count) {
             i = 0;
         }
-        if (array_of_requests[i] == MPI_REQUEST_NULL) {
+        if (!witness_fits(array_of_requests, i, reported, &req)) {
             continue;
         }
         looks++;
-        req = witness_ptr(ptrs, array_of_requests, i);
         if (!MPIR_Request_is_complete(req)) {
             first = i;
             first_req = req;
@@ -201,12 +233,11 @@ static int witness_take(scan_cursor * c, const MPI_Request array_of_requests[], 
             first_req = req;
         }
     }
-    c->witness_indx = first;
     if (first < 0) {
+        c->witness_indx = -1;
         return FALSE;
     }
-    c->witness_handle = array_of_requests[first];
-    c->witness_seq = first_req->completion_seq;
+    witness_set(c, array_of_requests, first, first_req);
     return TRUE;
 }
 
@@ -220,7 +251,7 @@ static int witness_holds(const scan_cursor * c, const MPI_Request array_of_reque
     if (w < 0 || array_of_requests[w] != c->witness_handle) {
         return FALSE;
     }
-    /* the binding decoded the handle (not MPI_REQUEST_NULL: it is the witness's) */
+    /* the binding decoded the handle (the witness's: neither MPI_REQUEST_NULL nor builtin) */
     return request_ptrs[w]->completion_seq == c->witness_seq;
 }
 
@@ -270,7 +301,6 @@ int MPIR_Request_scan_begin(const MPI_Request array_of_requests[], MPIR_Request 
             }
         }
         start = c->start;
-        c->call_ptrs = request_ptrs;
     }
     cursors_unlock();
     return start;
@@ -381,7 +411,7 @@ void MPIR_Request_scan_served(const MPI_Request array_of_requests[], int count, 
     c->start = next;
     c->pending_indx = -1;
     c->pending_req = NULL;
-    if (!witness_take(c, array_of_requests, count, indx)) {
+    if (!witness_take(c, array_of_requests, count, indx, FALSE)) {
         /* nothing left to tell this array from a fresh one: the next call starts at 0 */
         c->array = NULL;
     }
@@ -410,7 +440,7 @@ void MPIR_Request_scan_reported(const MPI_Request array_of_requests[], int count
     c->pending_indx = indx;
     c->pending_req = request_ptr;
     c->pending_seq = request_ptr->completion_seq;
-    if (!witness_take(c, array_of_requests, count, indx)) {
+    if (!witness_take(c, array_of_requests, count, indx, TRUE)) {
         c->array = NULL;
     }
   fn_exit:
