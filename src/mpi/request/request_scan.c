@@ -152,20 +152,20 @@ static void cursor_take(scan_cursor * c, const MPI_Request array_of_requests[], 
     recent_cursor = c;
 }
 
-/* Whether the request at i may be a witness: not MPI_REQUEST_NULL, not a builtin request (one
- * object shared by every request complete at creation, such as a send to MPI_PROC_NULL, whose
- * completion_seq never changes), and, for a non-destructive call, still pending (what
- * MPI_Request_get_status_some reported complete, the application completes next). Sets *req. */
-MPL_STATIC_INLINE_PREFIX int witness_fits(const MPI_Request array_of_requests[], int i,
-                                          int reported, MPIR_Request ** req)
+/* The request at i when it may be a witness, else NULL: not MPI_REQUEST_NULL and not a builtin
+ * request (one object shared by every request complete at creation, such as a send to
+ * MPI_PROC_NULL, whose completion_seq never changes). */
+MPL_STATIC_INLINE_PREFIX MPIR_Request *witness_candidate(const MPI_Request array_of_requests[],
+                                                         int i)
 {
     MPI_Request h = array_of_requests[i];
+    MPIR_Request *req;
 
     if (h == MPI_REQUEST_NULL || HANDLE_IS_BUILTIN(h)) {
-        return FALSE;
+        return NULL;
     }
-    MPIR_Request_get_ptr(h, *req);
-    return !reported || !MPIR_Request_is_complete(*req);
+    MPIR_Request_get_ptr(h, req);
+    return req;
 }
 
 static void witness_set(scan_cursor * c, const MPI_Request array_of_requests[], int i,
@@ -176,68 +176,63 @@ static void witness_set(scan_cursor * c, const MPI_Request array_of_requests[], 
     c->witness_seq = req->completion_seq;
 }
 
-/* Makes sure the cursor has a witness after a call reported (reported: non-destructive) or
- * completed the request at indx: another request the array holds, not completed since it was
- * recorded.  The last call's witness is kept while it still fits (so a loop over one array pays
- * a few loads per call here, not a search); else the request just before indx, which a loop
- * that re-posts what it completed filled last and the scan reaches last; else the one half the
- * array away (a loop that drains the array leaves the slots before indx empty); else the first
- * pending one after indx (wrapping) among WITNESS_LOOKS requests, else the first that fits,
- * looking at WITNESS_SLOTS slots at most, so that an array nearly drained costs O(1) here too
- * (no witness: the next call starts at 0, which costs fairness for a while, never
- * correctness).  Returns FALSE when none fits. */
-#define WITNESS_LOOKS 2
+/* Makes sure the cursor has a witness after a call completed (destructive) or reported
+ * (non-destructive: reported) the request at indx: another request the array holds, not
+ * completed since it was recorded.  After a destructive call any such request will do; after
+ * a non-destructive one a pending request is preferred, since MPI_Request_get_status_some
+ * reports every complete request and the application completes them next.  Where it looks: the
+ * last call's witness, kept while it still fits (a loop over one array pays a few loads per
+ * call here, not a search); the request just before indx, which a loop that re-posts what it
+ * completed filled last and the scan reaches last; the one half the array away (a loop that
+ * drains the array leaves the slots before indx empty); then the slots after indx, WITNESS_SLOTS
+ * at most, so that an array nearly drained costs O(1) here too (no witness: the next call
+ * starts at 0, which costs fairness for a while, never correctness).  The first fitting
+ * request found is the fallback when no pending one is.  Returns FALSE when none fits. */
 #define WITNESS_SLOTS 8
 
 static int witness_take(scan_cursor * c, const MPI_Request array_of_requests[], int count,
                         int indx, int reported)
 {
-    int first = -1, looks = 0, w = c->witness_indx;
-    MPIR_Request *req, *first_req = NULL;
+    int w = c->witness_indx, fallback = -1;
+    MPIR_Request *req, *fallback_req = NULL;
 
     if (w >= 0 && w < count && w != indx && array_of_requests[w] == c->witness_handle &&
-        witness_fits(array_of_requests, w, reported, &req) &&
-        req->completion_seq == c->witness_seq) {
+        (req = witness_candidate(array_of_requests, w)) != NULL &&
+        req->completion_seq == c->witness_seq &&
+        (!reported || !MPIR_Request_is_complete(req))) {
         return TRUE;
     }
-    int before = (indx == 0) ? count - 1 : indx - 1;
-    if (before != indx && witness_fits(array_of_requests, before, reported, &req)) {
-        witness_set(c, array_of_requests, before, req);
-        return TRUE;
-    }
+
+    int tries[2 + WITNESS_SLOTS], n_tries = 0;
+    tries[n_tries++] = (indx == 0) ? count - 1 : indx - 1;
     if (count > 2) {
-        int far = indx + count / 2;
-        if (far >= count) {
-            far -= count;
-        }
-        if (witness_fits(array_of_requests, far, reported, &req)) {
-            witness_set(c, array_of_requests, far, req);
-            return TRUE;
-        }
+        tries[n_tries++] = (indx + count / 2) % count;
     }
-    for (int k = 1, i = indx; k < count && k <= WITNESS_SLOTS && looks < WITNESS_LOOKS; k++) {
+    for (int k = 1, i = indx; k < count && k <= WITNESS_SLOTS; k++) {
         if (++i == count) {
             i = 0;
         }
-        if (!witness_fits(array_of_requests, i, reported, &req)) {
+        tries[n_tries++] = i;
+    }
+    for (int t = 0; t < n_tries; t++) {
+        int i = tries[t];
+        if (i == indx || (req = witness_candidate(array_of_requests, i)) == NULL) {
             continue;
         }
-        looks++;
-        if (!MPIR_Request_is_complete(req)) {
-            first = i;
-            first_req = req;
-            break;
+        if (!reported || !MPIR_Request_is_complete(req)) {
+            witness_set(c, array_of_requests, i, req);
+            return TRUE;
         }
-        if (first < 0) {
-            first = i;
-            first_req = req;
+        if (fallback < 0) {
+            fallback = i;
+            fallback_req = req;
         }
     }
-    if (first < 0) {
+    if (fallback < 0) {
         c->witness_indx = -1;
         return FALSE;
     }
-    witness_set(c, array_of_requests, first, first_req);
+    witness_set(c, array_of_requests, fallback, fallback_req);
     return TRUE;
 }
 
