@@ -249,6 +249,32 @@ TEST_CASE("scan cursor: get_status_some + MPI_Test on each reported walks exactl
     }
 }
 
+TEST_CASE("scan cursor: a flood on a sparse array reports each of its requests in turn") {
+    // Two requests in 16 slots, far apart, both complete at every call: the cursor must find
+    // the other one to remember the array by, wherever it sits, or slot 0 would win every call.
+    constexpr int n = 16;
+    for (const int far : {12, 9, 15}) {
+        for (const bool tool_pattern : {false, true}) {
+            INFO("second request at " << far << (tool_pattern ? ", get_status_any + MPI_Test"
+                                                               : ", MPI_Testany"));
+            CompleteArray a(n);
+            for (int i = 0; i < n; i++) {
+                if (i != 0 && i != far) {
+                    MPI_Wait(&a[i], MPI_STATUS_IGNORE);
+                }
+            }
+            int at_zero = 0, at_far = 0;
+            for (int call = 0; call < 20; call++) {
+                const int index = tool_pattern ? get_status_test_and_repost(a) : testany_and_repost(a);
+                at_zero += index == 0;
+                at_far += index == far;
+            }
+            CHECK(at_zero == 10);
+            CHECK(at_far == 10);
+        }
+    }
+}
+
 TEST_CASE("scan cursor: a fresh array of requests complete at creation starts at index 0") {
     // Sends to MPI_PROC_NULL complete at creation; MPICH may give them all one shared object,
     // which must never be taken for the request an earlier array left in the same slot.

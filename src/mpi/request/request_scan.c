@@ -184,10 +184,12 @@ static void witness_set(scan_cursor * c, const MPI_Request array_of_requests[], 
  * last call's witness, kept while it still fits (a loop over one array pays a few loads per
  * call here, not a search); the request just before indx, which a loop that re-posts what it
  * completed filled last and the scan reaches last; the one half the array away (a loop that
- * drains the array leaves the slots before indx empty); then the slots after indx, WITNESS_SLOTS
- * at most, so that an array nearly drained costs O(1) here too (no witness: the next call
- * starts at 0, which costs fairness for a while, never correctness).  The first fitting
- * request found is the fallback when no pending one is.  Returns FALSE when none fits. */
+ * drains the array leaves the slots before indx empty); then the WITNESS_SLOTS slots after
+ * indx; only when none of these holds a request, the rest of the array (a sparse array: without
+ * a witness the next call starts at 0, and a flood would report the request at 0 every time).
+ * The first fitting request found is the fallback when no pending one is.  Returns FALSE when
+ * the array holds no other request but builtin ones (then the next call starts at 0: an array
+ * of sends to MPI_PROC_NULL cannot be told from a fresh one). */
 #define WITNESS_SLOTS 8
 
 static int witness_take(scan_cursor * c, const MPI_Request array_of_requests[], int count,
@@ -226,6 +228,26 @@ static int witness_take(scan_cursor * c, const MPI_Request array_of_requests[], 
         if (fallback < 0) {
             fallback = i;
             fallback_req = req;
+        }
+    }
+    if (fallback < 0) {
+        /* a sparse array: the rest of it, before giving up the cursor (dropping it while
+         * another request is there would let the request at 0 win every call of a flood) */
+        for (int k = WITNESS_SLOTS + 1, i = (indx + WITNESS_SLOTS) % count; k < count; k++) {
+            if (++i == count) {
+                i = 0;
+            }
+            if ((req = witness_candidate(array_of_requests, i)) == NULL) {
+                continue;
+            }
+            if (!reported || !MPIR_Request_is_complete(req)) {
+                witness_set(c, array_of_requests, i, req);
+                return TRUE;
+            }
+            if (fallback < 0) {
+                fallback = i;
+                fallback_req = req;
+            }
         }
     }
     if (fallback < 0) {
