@@ -795,8 +795,15 @@ TEST_CASE("exact-match queues: a wildcard receive pending when MPI_Comm_set_info
     REQUIRE(MPI_Comm_set_info(comm, info) == MPI_SUCCESS);
     MPI_Info_free(&info);
     int flag = 0;
-    CHECK(error_class(MPI_Iprobe(MPI_ANY_SOURCE, 3, comm, &flag, MPI_STATUS_IGNORE)) ==
-          MPI_ERR_RANK);
+    if (device_has_exact_match_queues()) {
+        CHECK(error_class(MPI_Iprobe(MPI_ANY_SOURCE, 3, comm, &flag, MPI_STATUS_IGNORE)) ==
+              MPI_ERR_RANK);
+    } else {
+        // ch4:ucx declines the queues: with verification off the wildcard is the program's
+        // promise broken, not refused; nothing is there to find
+        CHECK(MPI_Iprobe(MPI_ANY_SOURCE, 3, comm, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        CHECK(flag == 0);
+    }
     int v = encode(world_rank(), 6, 1), got = -1;
     MPI_Sendrecv(&v, 1, MPI_INT, peer(), 6, &got, 1, MPI_INT, peer(), 6, comm, MPI_STATUS_IGNORE);
     CHECK(got == encode(peer(), 6, 1));
