@@ -205,19 +205,25 @@ static int witness_take(scan_cursor * c, const MPI_Request array_of_requests[], 
         return TRUE;
     }
 
-    int tries[2 + WITNESS_SLOTS], n_tries = 0;
-    tries[n_tries++] = (indx == 0) ? count - 1 : indx - 1;
-    if (count > 2) {
-        tries[n_tries++] = (indx + count / 2) % count;
-    }
-    for (int k = 1, i = indx; k < count && k <= WITNESS_SLOTS; k++) {
-        if (++i == count) {
-            i = 0;
+    /* t = -2: the slot before indx, -1: the one half away, then the slots after indx in order;
+     * past the first WITNESS_SLOTS of those only while nothing fitting was seen (a sparse
+     * array: dropping the cursor while another request is there would let the request at 0
+     * win every call of a flood) */
+    for (int t = -2; t < count - 1; t++) {
+        int i;
+        if (t == -2) {
+            i = (indx == 0) ? count - 1 : indx - 1;
+        } else if (t == -1) {
+            if (count <= 2) {
+                continue;
+            }
+            i = (indx + count / 2) % count;
+        } else {
+            if (t >= WITNESS_SLOTS && fallback >= 0) {
+                break;
+            }
+            i = (indx + 1 + t) % count;
         }
-        tries[n_tries++] = i;
-    }
-    for (int t = 0; t < n_tries; t++) {
-        int i = tries[t];
         if (i == indx || (req = witness_candidate(array_of_requests, i)) == NULL) {
             continue;
         }
@@ -228,26 +234,6 @@ static int witness_take(scan_cursor * c, const MPI_Request array_of_requests[], 
         if (fallback < 0) {
             fallback = i;
             fallback_req = req;
-        }
-    }
-    if (fallback < 0) {
-        /* a sparse array: the rest of it, before giving up the cursor (dropping it while
-         * another request is there would let the request at 0 win every call of a flood) */
-        for (int k = WITNESS_SLOTS + 1, i = (indx + WITNESS_SLOTS) % count; k < count; k++) {
-            if (++i == count) {
-                i = 0;
-            }
-            if ((req = witness_candidate(array_of_requests, i)) == NULL) {
-                continue;
-            }
-            if (!reported || !MPIR_Request_is_complete(req)) {
-                witness_set(c, array_of_requests, i, req);
-                return TRUE;
-            }
-            if (fallback < 0) {
-                fallback = i;
-                fallback_req = req;
-            }
         }
     }
     if (fallback < 0) {
