@@ -103,11 +103,6 @@ static void cursors_unlock(void)
     }
 }
 
-static int rotating(int count)
-{
-    return count > 1 && MPIR_CVAR_REQUEST_SCAN_ORDER == MPIR_CVAR_REQUEST_SCAN_ORDER_rotate;
-}
-
 /* The cursor of an array, or NULL; with take, the slot it may take over when it has none. */
 static scan_cursor *cursor_find(const MPI_Request array_of_requests[], int count,
                                 scan_cursor ** take)
@@ -276,14 +271,12 @@ static void reverse_ints(int a[], int lo, int hi)
     }
 }
 
-int MPIR_Request_scan_begin(const MPI_Request array_of_requests[], MPIR_Request * request_ptrs[],
-                            int count)
+/* The entry points (MPIR_Request_scan_begin, _served, _reported, _forget in mpir_request.h) call
+ * these only when MPIR_Request_scan_rotating(count). */
+int MPIR_Request_scan_begin_cursor(const MPI_Request array_of_requests[],
+                                   MPIR_Request * request_ptrs[], int count)
 {
     int start = 0;
-
-    if (!rotating(count)) {
-        return 0;
-    }
 
     cursors_lock();
     scan_cursor *c = cursor_find(array_of_requests, count, NULL);
@@ -317,39 +310,6 @@ void MPIR_Request_scan_rotate(MPIR_Request * request_ptrs[], int count, int star
         reverse_ptrs(request_ptrs, 0, start);
         reverse_ptrs(request_ptrs, start, count);
         reverse_ptrs(request_ptrs, 0, count);
-    }
-}
-
-void MPIR_Request_scan_first_pass(int count, const MPI_Request array_of_requests[],
-                                  MPIR_Request * request_ptrs[], int start,
-                                  MPIR_Request_first_pass_t * found)
-{
-    found->indx = MPI_UNDEFINED;
-    found->n_null = 0;
-    found->first_pending = count;
-    found->last_disabled_anysource = -1;
-
-    for (int k = 0; k < count; k++) {
-        int i = MPIR_Request_scan_index(k, start, count);
-        MPIR_Request *req = request_ptrs[i];
-
-        if (array_of_requests[i] == MPI_REQUEST_NULL) {
-            request_ptrs[i] = NULL;
-            found->n_null++;
-            continue;
-        }
-        if (unlikely(MPIR_Request_is_anysrc_mismatched(req))) {
-            found->last_disabled_anysource = i;
-        }
-        if (MPIR_Request_is_complete(req)) {
-            if (MPIR_Request_is_active(req)) {
-                found->indx = i;
-                return;
-            }
-            request_ptrs[i] = NULL;
-        } else if (found->first_pending == count) {
-            found->first_pending = k;
-        }
     }
 }
 
@@ -390,12 +350,8 @@ void MPIR_Request_scan_order(int array_of_indices[], int outcount, int start)
     }
 }
 
-void MPIR_Request_scan_served(const MPI_Request array_of_requests[], int count, int indx)
+void MPIR_Request_scan_served_cursor(const MPI_Request array_of_requests[], int count, int indx)
 {
-    if (!rotating(count)) {
-        return;
-    }
-
     int next = (indx + 1 == count) ? 0 : indx + 1;
     if (MPIR_T_events_listening()) {
         MPIR_Request_served_event(array_of_requests, count, indx, next);
@@ -422,13 +378,9 @@ void MPIR_Request_scan_served(const MPI_Request array_of_requests[], int count, 
     cursors_unlock();
 }
 
-void MPIR_Request_scan_reported(const MPI_Request array_of_requests[], int count, int indx,
-                                MPIR_Request * request_ptr)
+void MPIR_Request_scan_reported_cursor(const MPI_Request array_of_requests[], int count,
+                                       int indx, MPIR_Request * request_ptr)
 {
-    if (!rotating(count)) {
-        return;
-    }
-
     cursors_lock();
     scan_cursor *free_slot;
     scan_cursor *c = cursor_find(array_of_requests, count, &free_slot);
@@ -450,12 +402,8 @@ void MPIR_Request_scan_reported(const MPI_Request array_of_requests[], int count
     cursors_unlock();
 }
 
-void MPIR_Request_scan_forget(const MPI_Request array_of_requests[], int count)
+void MPIR_Request_scan_forget_cursor(const MPI_Request array_of_requests[], int count)
 {
-    if (!rotating(count)) {
-        return;
-    }
-
     cursors_lock();
     scan_cursor *c = cursor_find(array_of_requests, count, NULL);
     if (c != NULL) {
