@@ -78,6 +78,9 @@ typedef struct scan_cursor {
     int witness_indx;           /* the witness: a slot the call left holding a request, */
     MPI_Request witness_handle; /* that request, */
     unsigned int witness_seq;   /* and its completion_seq then */
+    MPIR_Request *witness_req;  /* the object of witness_handle (a handle names one pool
+                                 * object for as long as MPI is initialized; the table is
+                                 * cleared at finalize, cursors_clear) */
     uint64_t last_use;          /* for replacement: least recently used goes first */
 } scan_cursor;
 
@@ -85,6 +88,7 @@ static scan_cursor scan_cursors[SCAN_SETS][SCAN_WAYS];
 static uint64_t scan_clock;     /* 64 bits: never wraps */
 /* the cursor found or taken last: a loop over one array (the common case) finds it at once */
 static scan_cursor *recent_cursor;
+static int cursors_clear_registered;    /* cursors_clear is a finalize callback */
 static MPL_atomic_int_t scan_cursors_lock;
 
 static void cursors_lock(void)
@@ -103,16 +107,20 @@ static void cursors_unlock(void)
     }
 }
 
-/* The cursor of an array, or NULL; with take, the slot it may take over when it has none. */
-static scan_cursor *cursor_find(const MPI_Request array_of_requests[], int count,
-                                scan_cursor ** take)
+/* Forgets every cursor at MPI_Finalize: the request objects the witnesses name go with it. */
+static int cursors_clear(void *extra)
 {
-    scan_cursor *r = recent_cursor;
-    if (r != NULL && r->array == array_of_requests && r->count == count) {
-        r->last_use = ++scan_clock;
-        return r;
-    }
+    memset(scan_cursors, 0, sizeof(scan_cursors));
+    recent_cursor = NULL;
+    cursors_clear_registered = FALSE;
+    return MPI_SUCCESS;
+}
 
+/* The cursor of an array in its set, or NULL; with take, the slot it may take over when it
+ * has none. */
+static scan_cursor *cursor_find_in_set(const MPI_Request array_of_requests[], int count,
+                                       scan_cursor ** take)
+{
     uint64_t key = ((uint64_t) (uintptr_t) array_of_requests >> 3) ^ ((uint64_t) count << 40);
     key *= UINT64_C(0x9e3779b97f4a7c15);        /* Fibonacci hashing */
     scan_cursor *set = scan_cursors[key >> (64 - SCAN_SET_BITS)];
@@ -135,6 +143,19 @@ static scan_cursor *cursor_find(const MPI_Request array_of_requests[], int count
     return NULL;
 }
 
+/* The cursor of an array, or NULL (see cursor_find_in_set).  The cursor found or taken last
+ * comes first, without touching the clock: it got the latest tick when it became the recent
+ * one, and no other cursor has had one since, so the replacement order stays as it is. */
+MPL_STATIC_INLINE_PREFIX scan_cursor *cursor_find(const MPI_Request array_of_requests[], int count,
+                                                  scan_cursor ** take)
+{
+    scan_cursor *r = recent_cursor;
+    if (r != NULL && r->array == array_of_requests && r->count == count) {
+        return r;
+    }
+    return cursor_find_in_set(array_of_requests, count, take);
+}
+
 static void cursor_take(scan_cursor * c, const MPI_Request array_of_requests[], int count)
 {
     c->array = array_of_requests;
@@ -145,6 +166,10 @@ static void cursor_take(scan_cursor * c, const MPI_Request array_of_requests[], 
     c->witness_indx = -1;
     c->last_use = ++scan_clock;
     recent_cursor = c;
+    if (!cursors_clear_registered) {
+        MPIR_Add_finalize(cursors_clear, NULL, MPIR_FINALIZE_CALLBACK_PRIO - 1);
+        cursors_clear_registered = TRUE;
+    }
 }
 
 /* The request at i when it may be a witness, else NULL: not MPI_REQUEST_NULL and not a builtin
@@ -169,6 +194,21 @@ static void witness_set(scan_cursor * c, const MPI_Request array_of_requests[], 
     c->witness_indx = i;
     c->witness_handle = array_of_requests[i];
     c->witness_seq = req->completion_seq;
+    c->witness_req = req;
+}
+
+/* Whether the cursor's witness still serves after a call completed or reported the request at
+ * indx: still in its slot, not that request, not completed since (and, after a non-destructive
+ * call, not complete: see witness_take).  Inline: a loop over one array passes here each call. */
+MPL_STATIC_INLINE_PREFIX int witness_fits(const scan_cursor * c,
+                                          const MPI_Request array_of_requests[], int count,
+                                          int indx, int reported)
+{
+    int w = c->witness_indx;
+
+    return w >= 0 && w < count && w != indx && array_of_requests[w] == c->witness_handle &&
+        c->witness_req->completion_seq == c->witness_seq &&
+        (!reported || !MPIR_Request_is_complete(c->witness_req));
 }
 
 /* Makes sure the cursor has a witness after a call completed (destructive) or reported
@@ -176,8 +216,8 @@ static void witness_set(scan_cursor * c, const MPI_Request array_of_requests[], 
  * completed since it was recorded.  After a destructive call any such request will do; after
  * a non-destructive one a pending request is preferred, since MPI_Request_get_status_some
  * reports every complete request and the application completes them next.  Where it looks: the
- * last call's witness, kept while it still fits (a loop over one array pays a few loads per
- * call here, not a search); the request just before indx, which a loop that re-posts what it
+ * last call's witness, kept while it still fits (witness_fits, which the callers try first: a
+ * loop over one array pays a few loads per call there, not a search); the request just before indx, which a loop that re-posts what it
  * completed filled last and the scan reaches last; the one half the array away (a loop that
  * drains the array leaves the slots before indx empty); then the WITNESS_SLOTS slots after
  * indx; only when none of these holds a request, the rest of the array (a sparse array: without
@@ -190,15 +230,8 @@ static void witness_set(scan_cursor * c, const MPI_Request array_of_requests[], 
 static int witness_take(scan_cursor * c, const MPI_Request array_of_requests[], int count,
                         int indx, int reported)
 {
-    int w = c->witness_indx, fallback = -1;
+    int fallback = -1;
     MPIR_Request *req, *fallback_req = NULL;
-
-    if (w >= 0 && w < count && w != indx && array_of_requests[w] == c->witness_handle &&
-        (req = witness_candidate(array_of_requests, w)) != NULL &&
-        req->completion_seq == c->witness_seq &&
-        (!reported || !MPIR_Request_is_complete(req))) {
-        return TRUE;
-    }
 
     /* t = -2: the slot before indx, -1: the one half away, then the slots after indx in order;
      * past the first WITNESS_SLOTS of those only while nothing fitting was seen (a sparse
@@ -370,7 +403,8 @@ void MPIR_Request_scan_served_cursor(const MPI_Request array_of_requests[], int 
     c->start = next;
     c->pending_indx = -1;
     c->pending_req = NULL;
-    if (!witness_take(c, array_of_requests, count, indx, FALSE)) {
+    if (!witness_fits(c, array_of_requests, count, indx, FALSE) &&
+        !witness_take(c, array_of_requests, count, indx, FALSE)) {
         /* nothing left to tell this array from a fresh one: the next call starts at 0 */
         c->array = NULL;
     }
@@ -395,7 +429,8 @@ void MPIR_Request_scan_reported_cursor(const MPI_Request array_of_requests[], in
     c->pending_indx = indx;
     c->pending_req = request_ptr;
     c->pending_seq = request_ptr->completion_seq;
-    if (!witness_take(c, array_of_requests, count, indx, TRUE)) {
+    if (!witness_fits(c, array_of_requests, count, indx, TRUE) &&
+        !witness_take(c, array_of_requests, count, indx, TRUE)) {
         c->array = NULL;
     }
   fn_exit:
