@@ -217,11 +217,12 @@ MPL_STATIC_INLINE_PREFIX int witness_fits(const scan_cursor * c,
  * a non-destructive one a pending request is preferred, since MPI_Request_get_status_some
  * reports every complete request and the application completes them next.  Where it looks: the
  * last call's witness, kept while it still fits (witness_fits, which the callers try first: a
- * loop over one array pays a few loads per call there, not a search); the request just before indx, which a loop that re-posts what it
- * completed filled last and the scan reaches last; the one half the array away (a loop that
- * drains the array leaves the slots before indx empty); then the WITNESS_SLOTS slots after
- * indx; only when none of these holds a request, the rest of the array (a sparse array: without
- * a witness the next call starts at 0, and a flood would report the request at 0 every time).
+ * loop over one array pays a few loads per call there, not a search); the request just before
+ * indx, which a loop that re-posts what it completed filled last and the scan reaches last; the
+ * one half the array away (a loop that drains the array leaves the slots before indx empty);
+ * then the WITNESS_SLOTS slots after indx; only when none of these holds a request, the rest of
+ * the array (a sparse array: without a witness the next call starts at 0, and a flood would
+ * report the request at 0 every time).
  * The first fitting request found is the fallback when no pending one is.  Returns FALSE when
  * the array holds no other request but builtin ones (then the next call starts at 0: an array
  * of sends to MPI_PROC_NULL cannot be told from a fresh one). */
