@@ -420,3 +420,64 @@ TEST_CASE("scan cursor: threads polling their own arrays and one shared array") 
         CHECK(out_of_turn == 0);
     }
 }
+
+TEST_CASE("scan cursor: get_status_any + completion walks as MPI_Testany over requests complete at creation") {
+    // Sends to and receives from MPI_PROC_NULL are builtin requests (one object shared by all,
+    // complete at creation). The tool pattern must move the cursor past the request it completed
+    // whichever completion call and status argument it uses (the fast path of sends and
+    // receives with MPI_STATUS_IGNORE included), as MPI_Testany does.
+    const bool sends = GENERATE(true, false);
+    const int completion = GENERATE(0, 1, 2, 3);  // MPI_Test/MPI_Wait x ignored/given status
+    constexpr int n = 4, kSteps = 24, kNeverSentTag = 4713;
+    CAPTURE(sends, completion);
+    int payload = 7, sink = 0, pending_buffer[2] = {0, 0};
+    auto post = [&](MPI_Request& r) {
+        if (sends) {
+            MPI_Isend(&payload, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_SELF, &r);
+        } else {
+            MPI_Irecv(&sink, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_SELF, &r);
+        }
+    };
+    std::vector<MPI_Request> plain(n), wrapped(n);
+    for (int i = 0; i < n - 1; i++) {
+        post(plain[static_cast<size_t>(i)]);
+        post(wrapped[static_cast<size_t>(i)]);
+    }
+    MPI_Irecv(&pending_buffer[0], 1, MPI_INT, 0, kNeverSentTag, MPI_COMM_SELF, &plain[n - 1]);
+    MPI_Irecv(&pending_buffer[1], 1, MPI_INT, 0, kNeverSentTag, MPI_COMM_SELF, &wrapped[n - 1]);
+
+    std::vector<int> seen(n, 0);
+    for (int step = 0; step < kSteps; step++) {
+        INFO("step " << step);
+        int pi = -1, pflag = 0;
+        MPI_Testany(n, plain.data(), &pi, &pflag, MPI_STATUS_IGNORE);
+        int wi = -1, wflag = 0;
+        MPI_Request_get_status_any(n, wrapped.data(), &wi, &wflag, MPI_STATUS_IGNORE);
+        REQUIRE(pflag == 1);
+        REQUIRE(wflag == 1);
+        REQUIRE(wi == pi);
+        REQUIRE(pi >= 0);
+        REQUIRE(pi < n - 1);
+        seen[static_cast<size_t>(pi)]++;
+        MPI_Status status;
+        MPI_Status* status_arg = (completion % 2 == 0) ? MPI_STATUS_IGNORE : &status;
+        if (completion < 2) {
+            int done = 0;
+            MPI_Test(&wrapped[static_cast<size_t>(wi)], &done, status_arg);
+            REQUIRE(done == 1);
+        } else {
+            MPI_Wait(&wrapped[static_cast<size_t>(wi)], status_arg);
+        }
+        REQUIRE(wrapped[static_cast<size_t>(wi)] == MPI_REQUEST_NULL);
+        post(plain[static_cast<size_t>(pi)]);
+        post(wrapped[static_cast<size_t>(wi)]);
+    }
+    // a flood of n - 1 complete requests: each reported kSteps / (n - 1) times
+    for (int i = 0; i < n - 1; i++) {
+        CHECK(seen[static_cast<size_t>(i)] == kSteps / (n - 1));
+    }
+    for (auto* a : {&plain, &wrapped}) {
+        MPI_Cancel(&(*a)[n - 1]);
+        MPI_Waitall(n, a->data(), MPI_STATUSES_IGNORE);
+    }
+}
