@@ -20,18 +20,6 @@ namespace {
 
 constexpr const char* kIntervalCvar = "MPIR_CVAR_CH4_SINGLE_NODE_NETMOD_POLL_INTERVAL";
 
-int world_rank() {
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    return rank;
-}
-
-int world_size() {
-    int size = 0;
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    return size;
-}
-
 }  // namespace
 
 TEST_CASE("the netmod poll interval is an int control variable, 64 unless the environment sets it",
