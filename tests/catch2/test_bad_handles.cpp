@@ -71,7 +71,7 @@ std::vector<NamedForm> array_forms() {
 
 }  // namespace
 
-TEST_CASE("a handle of another kind in a request array: MPI_ERR_REQUEST, the other requests kept") {
+TEST_CASE("a handle of another kind in a request array: MPI_ERR_REQUEST, the other requests kept", "[scan]") {
     ErrorsReturn errors_return;
     const int count = GENERATE(3, 64, 65, 100, 1000);
     const int bad_at = GENERATE(0, 2);   // 0: before the pending receive, 2: after it
@@ -98,7 +98,7 @@ TEST_CASE("a handle of another kind in a request array: MPI_ERR_REQUEST, the oth
     }
 }
 
-TEST_CASE("MPI_Startall on more than 64 handles, one not a persistent request: MPI_ERR_REQUEST") {
+TEST_CASE("MPI_Startall on more than 64 handles, one not a persistent request: MPI_ERR_REQUEST", "[scan]") {
     ErrorsReturn errors_return;
     const int count = GENERATE(3, 100);
     std::vector<MPI_Request> r(count);

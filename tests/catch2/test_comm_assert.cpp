@@ -187,7 +187,7 @@ void check_wildcard_clean(const Family& f) {
 
 }  // namespace
 
-TEST_CASE("comm assertions: get_info shows them, MPI_Comm_dup keeps them, dup_with_info replaces them") {
+TEST_CASE("comm assertions: get_info shows them, MPI_Comm_dup keeps them, dup_with_info replaces them", "[assert]") {
     AssertedComm asserted({"mpi_assert_no_any_source", "mpi_assert_exact_length"});
     CHECK(info_value(asserted.get(), "mpi_assert_no_any_source") == "true");
     CHECK(info_value(asserted.get(), "mpi_assert_exact_length") == "true");
@@ -219,7 +219,7 @@ TEST_CASE("comm assertions: get_info shows them, MPI_Comm_dup keeps them, dup_wi
     MPI_Comm_free(&with_info);
 }
 
-TEST_CASE("comm assertions: MPI_ANY_SOURCE under no_any_source fails in every receive and probe family") {
+TEST_CASE("comm assertions: MPI_ANY_SOURCE under no_any_source fails in every receive and probe family", "[assert]") {
     for (const auto& f : families()) {
         SECTION(f.name) {
             check_wildcard_refused(f, "mpi_assert_no_any_source", MPI_ANY_SOURCE, 7,
@@ -229,7 +229,7 @@ TEST_CASE("comm assertions: MPI_ANY_SOURCE under no_any_source fails in every re
     }
 }
 
-TEST_CASE("comm assertions: MPI_ANY_TAG under no_any_tag fails in every receive and probe family") {
+TEST_CASE("comm assertions: MPI_ANY_TAG under no_any_tag fails in every receive and probe family", "[assert]") {
     for (const auto& f : families()) {
         SECTION(f.name) {
             check_wildcard_refused(f, "mpi_assert_no_any_tag", peer(), MPI_ANY_TAG, MPI_ERR_TAG);
@@ -238,7 +238,7 @@ TEST_CASE("comm assertions: MPI_ANY_TAG under no_any_tag fails in every receive 
     }
 }
 
-TEST_CASE("comm assertions: a wildcard the communicator did not rule out is accepted") {
+TEST_CASE("comm assertions: a wildcard the communicator did not rule out is accepted", "[assert]") {
     AssertedComm comm({"mpi_assert_no_any_tag"});
     Watchdog dog("MPI_ANY_SOURCE under no_any_tag");
     int value = -1, mine = 100 + world_rank();
@@ -282,7 +282,7 @@ LengthCase exchange(int sent, const Receive4& how) {
 
 }  // namespace
 
-TEST_CASE("comm assertions: exact_length: a shorter message is MPI_ERR_COUNT, its data delivered") {
+TEST_CASE("comm assertions: exact_length: a shorter message is MPI_ERR_COUNT, its data delivered", "[assert]") {
     ErrorsReturn errors_return;  // the array forms raise on MPI_COMM_WORLD, as stock does
     const std::vector<std::pair<const char*, Receive4>> forms = {
         {"MPI_Recv",
@@ -375,7 +375,7 @@ TEST_CASE("comm assertions: exact_length: a shorter message is MPI_ERR_COUNT, it
     }
 }
 
-TEST_CASE("comm assertions: exact_length in the array forms and in every persistent round") {
+TEST_CASE("comm assertions: exact_length in the array forms and in every persistent round", "[assert]") {
     ErrorsReturn errors_return;  // the array forms raise on MPI_COMM_WORLD, as stock does
     AssertedComm comm({"mpi_assert_exact_length"});
     Watchdog dog("exact_length: Waitall and persistent rounds");
@@ -419,7 +419,7 @@ TEST_CASE("comm assertions: exact_length in the array forms and in every persist
     MPI_Barrier(comm.get());
 }
 
-TEST_CASE("comm assertions: MPIR_CVAR_COMM_ASSERT_VERIFY=0 trusts them") {
+TEST_CASE("comm assertions: MPIR_CVAR_COMM_ASSERT_VERIFY=0 trusts them", "[assert]") {
     CvarSetting<int> off("MPIR_CVAR_COMM_ASSERT_VERIFY", 0);
     REQUIRE(off.ok());
     AssertedComm comm({"mpi_assert_no_any_source", "mpi_assert_exact_length"});
@@ -436,7 +436,7 @@ TEST_CASE("comm assertions: MPIR_CVAR_COMM_ASSERT_VERIFY=0 trusts them") {
     }
 }
 
-TEST_CASE("comm assertions: values that differ across processes are an error on every process") {
+TEST_CASE("comm assertions: values that differ across processes are an error on every process", "[assert]") {
     ErrorsReturn errors_return;
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
@@ -519,7 +519,7 @@ void queued_then_received(MPI_Comm comm, const std::vector<int>& tags,
 
 }  // namespace
 
-TEST_CASE("comm assertions: detection counts what would break each one, per communicator") {
+TEST_CASE("comm assertions: detection counts what would break each one, per communicator", "[assert]") {
     CvarSetting<int> detect("MPIR_CVAR_COMM_ASSERT_DETECT", 1);
     REQUIRE(detect.ok());
     AssertedComm watched({}, "watched");
@@ -586,7 +586,7 @@ TEST_CASE("comm assertions: detection counts what would break each one, per comm
     CHECK(other_pvars.read("comm_assert_any_tag") == 0);
 }
 
-TEST_CASE("comm assertions: nothing is recorded while detection is off") {
+TEST_CASE("comm assertions: nothing is recorded while detection is off", "[assert]") {
     CvarSetting<int> off("MPIR_CVAR_COMM_ASSERT_DETECT", 0);  // whatever the environment says
     REQUIRE(off.ok());
     AssertedComm comm({});
@@ -608,7 +608,7 @@ int encode(int src, int tag, int k) { return src * 1000000 + tag * 1000 + k; }
 
 }  // namespace
 
-TEST_CASE("exact-match queues: every source and tag reaches its receives, in order per pair") {
+TEST_CASE("exact-match queues: every source and tag reaches its receives, in order per pair", "[assert]") {
     ErrorsReturn errors_return;
     AssertedComm exact({"mpi_assert_no_any_source", "mpi_assert_no_any_tag"}, "exact");
     MPI_Comm plain;
@@ -691,7 +691,7 @@ TEST_CASE("exact-match queues: every source and tag reaches its receives, in ord
     MPI_Comm_free(&plain);
 }
 
-TEST_CASE("exact-match queues: kept for the communicator's life, inherited by MPI_Comm_dup") {
+TEST_CASE("exact-match queues: kept for the communicator's life, inherited by MPI_Comm_dup", "[assert]") {
     ErrorsReturn errors_return;
     AssertedComm exact({"mpi_assert_no_any_source", "mpi_assert_no_any_tag"});
     MPI_Info take_back;
@@ -724,7 +724,7 @@ TEST_CASE("exact-match queues: kept for the communicator's life, inherited by MP
     MPI_Comm_free(&dup);
 }
 
-TEST_CASE("exact-match queues: messages already queued move when MPI_Comm_set_info asserts both") {
+TEST_CASE("exact-match queues: messages already queued move when MPI_Comm_set_info asserts both", "[assert]") {
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
     Watchdog dog("set_info moving queued messages");
@@ -762,7 +762,7 @@ TEST_CASE("exact-match queues: messages already queued move when MPI_Comm_set_in
 }
 
 TEST_CASE("exact-match queues: a wildcard receive pending when MPI_Comm_set_info asserts both "
-          "still matches; the queues follow once it is done") {
+          "still matches; the queues follow once it is done", "[assert]") {
     ErrorsReturn errors_return;
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);

@@ -396,7 +396,7 @@ int run_row(const Row& row, MPI_Comm comm, CommAssertPvars& pvars, int sent1) {
 }  // namespace
 
 TEST_CASE("comm assertions: exact_length answers the same in every completion call and status "
-          "argument (table)") {
+          "argument (table)", "[assert]") {
     ErrorsReturn errors_return;  // the array forms raise on MPI_COMM_WORLD, as stock does
     CvarSetting<int> detect("MPIR_CVAR_COMM_ASSERT_DETECT", 1);
     REQUIRE(detect.ok());
@@ -455,7 +455,7 @@ bool drain_exact(MPI_Comm comm, int tag, int* value) {
 }  // namespace
 
 TEST_CASE("exact-match queues: a wildcard persistent receive made before MPI_Comm_set_info "
-          "asserted both is refused by MPI_Start/MPI_Startall or matches, never hangs") {
+          "asserted both is refused by MPI_Start/MPI_Startall or matches, never hangs", "[assert]") {
     ErrorsReturn errors_return;
     struct Variant {
         const char* name;
@@ -556,7 +556,7 @@ TEST_CASE("exact-match queues: a wildcard persistent receive made before MPI_Com
 // =============================================================================================
 
 TEST_CASE("exact-match queues: a blocking MPI_Probe/MPI_Mprobe with a wildcard in one thread "
-          "sees the message sent after another thread's MPI_Comm_set_info switched the queues") {
+          "sees the message sent after another thread's MPI_Comm_set_info switched the queues", "[assert]") {
     int provided = MPI_THREAD_SINGLE;
     MPI_Query_thread(&provided);
     if (provided != MPI_THREAD_MULTIPLE) {
@@ -645,7 +645,7 @@ TEST_CASE("exact-match queues: a blocking MPI_Probe/MPI_Mprobe with a wildcard i
 // =============================================================================================
 
 TEST_CASE("comm assertions: after a switch declined on one process (a wildcard receive pending "
-          "there), MPI_Comm_set_info turning both off succeeds everywhere") {
+          "there), MPI_Comm_set_info turning both off succeeds everywhere", "[assert]") {
     ErrorsReturn errors_return;
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
@@ -776,7 +776,7 @@ void master_worker_traffic(MPI_Comm comm) {
 
 TEST_CASE("comm assertions: workers may assert no_any_source (and no_any_tag, exact_length) "
           "while the master does not; then the master's wildcards and the workers' exact "
-          "receives work") {
+          "receives work", "[assert]") {
     ErrorsReturn errors_return;
     Watchdog dog("per-process assertions: master and workers", 20.0);
     // the workers' promises; the master gives none (an info without them, or "false")

@@ -852,7 +852,7 @@ private:
 }  // namespace
 
 TEST_CASE("comm assertions switched on and off by MPI_Comm_set_info under traffic: every "
-          "message once, in order per (source, tag), randomized", "[switch]") {
+          "message once, in order per (source, tag), randomized", "[assert][switch]") {
     ErrorsReturn errors_return;
     std::vector<unsigned long long> seeds = {1, 2, 3};
     if (const char* env = std::getenv("COMM_ASSERT_SWITCH_SEED")) {

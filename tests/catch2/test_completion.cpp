@@ -41,7 +41,7 @@ std::set<int> reported_by_some(const std::array<MPI_Request, kRequests>& reqs,
 
 }  // namespace
 
-TEST_CASE("a ring of receives completed in two waves") {
+TEST_CASE("a ring of receives completed in two waves", "[scan]") {
     const int rank = world_rank();
     const int left = (rank + world_size() - 1) % world_size();
     std::array<int, kRequests> buf{};
@@ -141,7 +141,7 @@ TEST_CASE("a ring of receives completed in two waves") {
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-TEST_CASE("count 0, all null and all inactive arrays") {
+TEST_CASE("count 0, all null and all inactive arrays", "[scan]") {
     int dummy = 0;
     std::array<MPI_Request, 3> reqs = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     SECTION("all null") {}

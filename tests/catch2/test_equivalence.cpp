@@ -135,7 +135,7 @@ void compare_all(RequestMix& mix) {
 
 }  // namespace
 
-TEST_CASE("property: the non-destructive forms answer what the destructive forms then do") {
+TEST_CASE("property: the non-destructive forms answer what the destructive forms then do", "[scan]") {
     ErrorsReturn errors_return;
     std::mt19937 rng(0x5eed + static_cast<unsigned>(world_rank()));
     int rounds = 0, reported_any = 0, reported_some = 0, all_true = 0;
@@ -170,7 +170,7 @@ TEST_CASE("property: the non-destructive forms answer what the destructive forms
     CHECK(all_true > 300);
 }
 
-TEST_CASE("property: get_status_all reports every status as MPI_Testall does, errors included") {
+TEST_CASE("property: get_status_all reports every status as MPI_Testall does, errors included", "[scan]") {
     // arrays where everything is complete: get_status_all must then give, status for status,
     // what MPI_Testall gives (truncation and failed query_fn make it MPI_ERR_IN_STATUS)
     ErrorsReturn errors_return;

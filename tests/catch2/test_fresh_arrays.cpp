@@ -96,7 +96,7 @@ void abandon(MPI_Request* reqs, int n, GreqFactory& greqs) {
 
 }  // namespace
 
-TEST_CASE("fresh array in a reused buffer: the any forms report its lowest index") {
+TEST_CASE("fresh array in a reused buffer: the any forms report its lowest index", "[scan]") {
     auto form = GENERATE(as<std::string>{}, "MPI_Testany", "MPI_Waitany",
                          "MPI_Request_get_status_any + MPI_Wait");
     AnyForm call = (form == "MPI_Testany")   ? AnyForm(testany)
@@ -122,7 +122,7 @@ TEST_CASE("fresh array in a reused buffer: the any forms report its lowest index
     }
 }
 
-TEST_CASE("fresh array in a reused buffer: the some forms report from its lowest index") {
+TEST_CASE("fresh array in a reused buffer: the some forms report from its lowest index", "[scan]") {
     auto form = GENERATE(as<std::string>{}, "MPI_Testsome", "MPI_Waitsome",
                          "MPI_Request_get_status_some + MPI_Wait");
     SomeForm call = (form == "MPI_Testsome")   ? SomeForm(testsome)
@@ -149,7 +149,7 @@ TEST_CASE("fresh array in a reused buffer: the some forms report from its lowest
     }
 }
 
-TEST_CASE("fresh array in a reused buffer: the issue's case, six sends to self, three received") {
+TEST_CASE("fresh array in a reused buffer: the issue's case, six sends to self, three received", "[scan]") {
     const int self = world_rank();
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_SELF, &comm);
@@ -194,7 +194,7 @@ TEST_CASE("fresh array in a reused buffer: the issue's case, six sends to self, 
     MPI_Comm_free(&comm);
 }
 
-TEST_CASE("fresh copy of one array per call (a binding's temporary): fairness is kept") {
+TEST_CASE("fresh copy of one array per call (a binding's temporary): fairness is kept", "[scan]") {
     GreqFactory greqs;
     std::vector<MPI_Request> app(kSlots);
     for (int i = 0; i < kSlots; i++) {
@@ -213,7 +213,7 @@ TEST_CASE("fresh copy of one array per call (a binding's temporary): fairness is
     abandon(app.data(), kSlots, greqs);
 }
 
-TEST_CASE("two live arrays copied in turn into one buffer: each call starts at its lowest") {
+TEST_CASE("two live arrays copied in turn into one buffer: each call starts at its lowest", "[scan]") {
     GreqFactory greqs;
     std::vector<MPI_Request> x(kSlots), y(kSlots);
     for (int i = 0; i < kSlots; i++) {

@@ -12,7 +12,7 @@
 
 using namespace reqtest;
 
-TEST_CASE("query_fn is called once per reporting get_status call") {
+TEST_CASE("query_fn is called once per reporting get_status call", "[greq]") {
     GreqFactory greqs;
     std::vector<MPI_Request> reqs = {MPI_REQUEST_NULL, greqs.start(5)};
     GreqState& g = greqs.last();
@@ -42,7 +42,7 @@ TEST_CASE("query_fn is called once per reporting get_status call") {
     CHECK(g.frees == 1);
 }
 
-TEST_CASE("an error from query_fn reaches the get_status_all caller, query_fn called once") {
+TEST_CASE("an error from query_fn reaches the get_status_all caller, query_fn called once", "[greq]") {
     ErrorsReturn errors_return;
     GreqFactory greqs;
     std::vector<MPI_Request> reqs = {greqs.start(1), greqs.start(2, true, MPI_ERR_OTHER)};
@@ -61,7 +61,7 @@ TEST_CASE("an error from query_fn reaches the get_status_all caller, query_fn ca
     }
 }
 
-TEST_CASE("poll_fn is called, so a class request completes inside get_status_*") {
+TEST_CASE("poll_fn is called, so a class request completes inside get_status_*", "[greq]") {
     GreqFactory greqs;
     int flag = -1, index = -1, outcount = -1;
 
@@ -95,7 +95,7 @@ TEST_CASE("poll_fn is called, so a class request completes inside get_status_*")
     CHECK(greqs.last().frees == 1);
 }
 
-TEST_CASE("MPI_STATUSES_IGNORE is never handed to poll_fn as an array") {
+TEST_CASE("MPI_STATUSES_IGNORE is never handed to poll_fn as an array", "[greq]") {
     constexpr int n = 3;
     GreqFactory greqs;
     std::vector<MPI_Request> reqs;
@@ -129,7 +129,7 @@ TEST_CASE("MPI_STATUSES_IGNORE is never handed to poll_fn as an array") {
     }
 }
 
-TEST_CASE("a user-defined error class returned by a callback reaches the caller unchanged") {
+TEST_CASE("a user-defined error class returned by a callback reaches the caller unchanged", "[greq]") {
     ErrorsReturn errors_return;
     int user_class = -1, user_code = -1;
     MPI_Add_error_class(&user_class);
@@ -192,7 +192,7 @@ int completing_query(void*, MPI_Status* status) {
 
 }  // namespace
 
-TEST_CASE("get_status_all: a request completing between its passes is reported as found") {
+TEST_CASE("get_status_all: a request completing between its passes is reported as found", "[greq]") {
     ErrorsReturn errors_return;
     GreqFactory greqs;
     MPI_Request pending = greqs.start(1, false);

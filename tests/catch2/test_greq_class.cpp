@@ -34,7 +34,7 @@ std::vector<MPI_Request> allocate_timed(ClassOps& ops, int n, double from_now) {
 
 }  // namespace
 
-TEST_CASE("class requests are polled by the progress engine") {
+TEST_CASE("class requests are polled by the progress engine", "[greq]") {
     ClassOps ops;
     ClassOp& op = ops.add(7);
     op.complete_on_poll = 3;
@@ -82,7 +82,7 @@ TEST_CASE("class requests are polled by the progress engine") {
     CHECK(op.frees == 1);
 }
 
-TEST_CASE("MPI_Waitall hands all pending requests of a class to one bounded wait_fn call") {
+TEST_CASE("MPI_Waitall hands all pending requests of a class to one bounded wait_fn call", "[greq]") {
     constexpr int n = 100;
     TestClass& cls = TestClass::get();
     GreqClassPvars pvars;
@@ -187,7 +187,7 @@ std::vector<double> wait_timeouts_for_late_request(double lead) {
 
 }  // namespace
 
-TEST_CASE("wait_fn slices: a quarter of the cap after traffic, doubled while the network is quiet") {
+TEST_CASE("wait_fn slices: a quarter of the cap after traffic, doubled while the network is quiet", "[greq]") {
     const double cap = kDefaultTimeoutCap;
     ring_traffic();
     // 10 ms, 20 ms, then 40 ms until the request is over after 100 ms
@@ -210,7 +210,7 @@ TEST_CASE("wait_fn slices: a quarter of the cap after traffic, doubled while the
     CHECK(t[1] == Approx(cap / 2).epsilon(1e-9));
 }
 
-TEST_CASE("MPIR_CVAR_GREQUEST_WAIT_BATCH and _TIMEOUT_MAX through MPI_T") {
+TEST_CASE("MPIR_CVAR_GREQUEST_WAIT_BATCH and _TIMEOUT_MAX through MPI_T", "[greq]") {
     constexpr int n = 10;
     TestClass& cls = TestClass::get();
     ClassOps ops;
@@ -242,7 +242,7 @@ TEST_CASE("MPIR_CVAR_GREQUEST_WAIT_BATCH and _TIMEOUT_MAX through MPI_T") {
     }
 }
 
-TEST_CASE("Waitany and Waitsome return as soon as one class request completes") {
+TEST_CASE("Waitany and Waitsome return as soon as one class request completes", "[greq]") {
     constexpr int n = 6;
     ClassOps ops;
     std::vector<MPI_Request> reqs;
@@ -280,7 +280,7 @@ TEST_CASE("Waitany and Waitsome return as soon as one class request completes") 
     REQUIRE(MPI_Waitall(n, reqs.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
 }
 
-TEST_CASE("a Waitany or Waitsome that also waits for a message blocks at most 1 ms per wait_fn") {
+TEST_CASE("a Waitany or Waitsome that also waits for a message blocks at most 1 ms per wait_fn", "[greq]") {
     const int rank = world_rank();
     REQUIRE(world_size() % 2 == 0);
     const int peer = rank ^ 1;
@@ -327,7 +327,7 @@ TEST_CASE("a Waitany or Waitsome that also waits for a message blocks at most 1 
     CHECK(ops[0].frees == 1);
 }
 
-TEST_CASE("a failing poll_fn, wait_fn or query_fn reaches the caller, nothing hangs") {
+TEST_CASE("a failing poll_fn, wait_fn or query_fn reaches the caller, nothing hangs", "[greq]") {
     // The rule: MPI completes and frees only requests whose library called
     // MPI_Grequest_complete; a callback error is reported on the requests completed in that
     // callback call, or, when none was, is the call's error with every request still pending.
@@ -471,7 +471,7 @@ TEST_CASE("a failing poll_fn, wait_fn or query_fn reaches the caller, nothing ha
     }
 }
 
-TEST_CASE("a class request that completes by a message from another rank does not deadlock Wait") {
+TEST_CASE("a class request that completes by a message from another rank does not deadlock Wait", "[greq]") {
     const int rank = world_rank();
     MPI_Comm comm;
     MPI_Comm_split(MPI_COMM_WORLD, (rank < 2) ? 0 : MPI_UNDEFINED, rank, &comm);

@@ -143,7 +143,7 @@ void worker(int id, std::vector<LibOp>& ops, std::atomic<int>& wrong) {
 
 }  // namespace
 
-TEST_CASE("threads: class requests are never polled before the library holds their handle") {
+TEST_CASE("threads: class requests are never polled before the library holds their handle", "[greq]") {
     int provided = 0;
     MPI_Query_thread(&provided);
     REQUIRE(provided == MPI_THREAD_MULTIPLE);

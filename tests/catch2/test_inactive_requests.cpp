@@ -153,7 +153,7 @@ void check_every_call_treats_it_as_inactive(MPI_Request& req) {
 
 }  // namespace
 
-TEST_CASE("inactive persistent requests never started behave as null ones in every call") {
+TEST_CASE("inactive persistent requests never started behave as null ones in every call", "[scan]") {
     ErrorsReturn errors_return;
     const std::string kind = GENERATE(from_range(std::begin(kInactiveKinds),
                                                  std::end(kInactiveKinds)));
@@ -163,7 +163,7 @@ TEST_CASE("inactive persistent requests never started behave as null ones in eve
     check_every_call_treats_it_as_inactive(r.req);
 }
 
-TEST_CASE("a persistent collective started, completed and not restarted is inactive again") {
+TEST_CASE("a persistent collective started, completed and not restarted is inactive again", "[scan]") {
     ErrorsReturn errors_return;
     int value = world_rank() == 0 ? 42 : -1;
     MPI_Request req = MPI_REQUEST_NULL;
@@ -186,7 +186,7 @@ TEST_CASE("a persistent collective started, completed and not restarted is inact
     CHECK(req == MPI_REQUEST_NULL);
 }
 
-TEST_CASE("a persistent collective freed while inactive, never started") {
+TEST_CASE("a persistent collective freed while inactive, never started", "[scan]") {
     ErrorsReturn errors_return;
     MPI_Request req = MPI_REQUEST_NULL;
     int value = 0;
@@ -199,7 +199,7 @@ TEST_CASE("a persistent collective freed while inactive, never started") {
     CHECK(sum == world_size());
 }
 
-TEST_CASE("inactive partitioned requests (never started) give an empty status") {
+TEST_CASE("inactive partitioned requests (never started) give an empty status", "[scan]") {
     ErrorsReturn errors_return;
     const int rank = world_rank();
     MPI_Comm pair;
@@ -219,7 +219,7 @@ TEST_CASE("inactive partitioned requests (never started) give an empty status") 
     MPI_Comm_free(&pair);
 }
 
-TEST_CASE("empty statuses carry MPI_SUCCESS, whatever the caller's status held") {
+TEST_CASE("empty statuses carry MPI_SUCCESS, whatever the caller's status held", "[scan]") {
     auto preset = GENERATE(MPI_ERR_OTHER, MPI_ERR_TRUNCATE, kPoison);
     INFO("preset MPI_ERROR " << preset);
     MPI_Request nulls[3] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL, MPI_REQUEST_NULL};

@@ -21,7 +21,7 @@ static_assert(std::is_same_v<decltype(&PMPI_Request_get_status_all),
                              decltype(&MPI_Request_get_status_all)>,
               "PMPI_Request_get_status_all is declared like MPI_Request_get_status_all");
 
-TEST_CASE("the feature macro says the functions exist, MPI_VERSION still says 4.0") {
+TEST_CASE("the feature macro says the functions exist, MPI_VERSION still says 4.0", "[scan]") {
 #ifdef MPIX_HAVE_REQUEST_GET_STATUS_MULTIPLE
     CHECK(MPIX_HAVE_REQUEST_GET_STATUS_MULTIPLE == 1);
 #else
@@ -35,7 +35,7 @@ TEST_CASE("the feature macro says the functions exist, MPI_VERSION still says 4.
     CHECK(subversion == 0);
 }
 
-TEST_CASE("the PMPI entry points work like the MPI ones") {
+TEST_CASE("the PMPI entry points work like the MPI ones", "[scan]") {
     int value = 0;
     const int sent = 31;
     MPI_Request req[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};

@@ -55,7 +55,7 @@ int cancel_nothing(void*, int) { return MPI_SUCCESS; }
 
 }  // namespace
 
-TEST_CASE("request_engine events are registered with their layouts and bindings", "[mpit_events]") {
+TEST_CASE("request_engine events are registered with their layouts and bindings", "[events][mpit_events]") {
     int provided = 0;
     MPI_T_init_thread(MPI_THREAD_SINGLE, &provided);
     struct Expect {
@@ -106,7 +106,7 @@ TEST_CASE("request_engine events are registered with their layouts and bindings"
 }
 
 TEST_CASE("request_complete: one event per completion with the request's data, every kind",
-          "[mpit_events]") {
+          "[events][mpit_events]") {
     Watchdog dog("request_complete every kind");
     EventListener events("request_complete", MPI_T_CB_REQUIRE_MPI_RESTRICTED);
     REQUIRE(events.ok());
@@ -361,7 +361,7 @@ TEST_CASE("request_complete: one event per completion with the request's data, e
 }
 
 TEST_CASE("request_complete_comm: a handle bound to a communicator sees only it",
-          "[mpit_events]") {
+          "[events][mpit_events]") {
     Watchdog dog("comm-bound events");
     MPI_Comm a, b;
     MPI_Comm_dup(MPI_COMM_WORLD, &a);
@@ -393,7 +393,7 @@ TEST_CASE("request_complete_comm: a handle bound to a communicator sees only it"
 }
 
 TEST_CASE("a callback that needs MPI_T_CB_REQUIRE_NONE gets its events after the call, in order",
-          "[mpit_events]") {
+          "[events][mpit_events]") {
     Watchdog dog("deferred delivery");
     EventListener events("request_complete", MPI_T_CB_REQUIRE_NONE);
     REQUIRE(events.ok());
@@ -422,7 +422,7 @@ TEST_CASE("a callback that needs MPI_T_CB_REQUIRE_NONE gets its events after the
 }
 
 TEST_CASE("a full deferral buffer drops and tells the dropped handler how many",
-          "[mpit_events]") {
+          "[events][mpit_events]") {
     Watchdog dog("dropped events");
     CvarSetting<int> limit("MPIR_CVAR_T_EVENT_DEFER_LIMIT", 4);
     REQUIRE(limit.ok());
@@ -450,7 +450,7 @@ TEST_CASE("a full deferral buffer drops and tells the dropped handler how many",
 }
 
 TEST_CASE("a handle freed inside its own callback: free_cb once, no more events, others unaffected",
-          "[mpit_events]") {
+          "[events][mpit_events]") {
     Watchdog dog("free in callback");
     for (MPI_T_cb_safety safety : {MPI_T_CB_REQUIRE_MPI_RESTRICTED, MPI_T_CB_REQUIRE_NONE}) {
         INFO("callback safety " << int(safety));
@@ -471,7 +471,7 @@ TEST_CASE("a handle freed inside its own callback: free_cb once, no more events,
 }
 
 TEST_CASE("MPI_T_init_thread/MPI_T_finalize cycles keep the events and their indices",
-          "[mpit_events]") {
+          "[events][mpit_events]") {
     Watchdog dog("MPI_T cycles");
     int first_num = -1, first_index = -1;
     for (int cycle = 0; cycle < 4; cycle++) {
@@ -502,7 +502,7 @@ TEST_CASE("MPI_T_init_thread/MPI_T_finalize cycles keep the events and their ind
     MPI_T_finalize();
 }
 
-TEST_CASE("grequest_class_wait and grequest_poll match the class's own record", "[mpit_events]") {
+TEST_CASE("grequest_class_wait and grequest_poll match the class's own record", "[events][mpit_events]") {
     Watchdog dog("class events");
     EventListener waits("grequest_class_wait", MPI_T_CB_REQUIRE_MPI_RESTRICTED);
     EventListener polls("grequest_poll", MPI_T_CB_REQUIRE_MPI_RESTRICTED);
@@ -539,7 +539,7 @@ TEST_CASE("grequest_class_wait and grequest_poll match the class's own record", 
     CHECK(completed + polled_complete == n);
 }
 
-TEST_CASE("request_complete_file: ROMIO's nonblocking I/O seen on its file", "[mpit_events]") {
+TEST_CASE("request_complete_file: ROMIO's nonblocking I/O seen on its file", "[events][mpit_events]") {
     Watchdog dog("file events");
     char path[] = "/tmp/mpit_events_XXXXXX";
     int fd = -1;
@@ -576,7 +576,7 @@ TEST_CASE("request_complete_file: ROMIO's nonblocking I/O seen on its file", "[m
 }
 
 TEST_CASE("request_scan_served: each request MPI_Testany serves, and where the cursor goes next",
-          "[mpit_events]") {
+          "[events][mpit_events]") {
     Watchdog dog("served events");
     EventListener served("request_scan_served", MPI_T_CB_REQUIRE_MPI_RESTRICTED);
     REQUIRE(served.ok());

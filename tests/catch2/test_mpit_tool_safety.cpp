@@ -220,7 +220,7 @@ void count_event(MPI_T_event_instance, MPI_T_event_registration, MPI_T_cb_safety
 
 TEST_CASE("tool safety: a tool thread sampling greq_class pvars while MPI_T_CB_REQUIRE_MPI_RESTRICTED "
           "callbacks call MPI_T_event_read does not deadlock",
-          "[mpit_tool_safety]") {
+          "[events][mpit_tool_safety]") {
     MpitMultiple mpit;
     REQUIRE(mpit.provided() == MPI_THREAD_MULTIPLE);
     int thread_level = 0;
@@ -278,7 +278,7 @@ TEST_CASE("tool safety: a tool thread sampling greq_class pvars while MPI_T_CB_R
 
 TEST_CASE("tool safety: a request_complete callback at MPI_T_CB_REQUIRE_MPI_RESTRICTED may read a "
           "greq_class pvar",
-          "[mpit_tool_safety]") {
+          "[events][mpit_tool_safety]") {
     MpitMultiple mpit;
     REQUIRE(mpit.provided() == MPI_THREAD_MULTIPLE);
     TestClass& cls = TestClass::get();
@@ -335,7 +335,7 @@ TEST_CASE("tool safety: a request_complete callback at MPI_T_CB_REQUIRE_MPI_REST
 
 TEST_CASE("tool safety: a handle whose callback runs where the event is raised gets every instance "
           "at once, beside a MPI_T_CB_REQUIRE_NONE handle that fills the deferral queue",
-          "[mpit_tool_safety]") {
+          "[events][mpit_tool_safety]") {
     MpitMultiple mpit;
     REQUIRE(mpit.provided() == MPI_THREAD_MULTIPLE);
     const int limit = cvar_int("MPIR_CVAR_T_EVENT_DEFER_LIMIT");
@@ -404,7 +404,7 @@ TEST_CASE("tool safety: a handle whose callback runs where the event is raised g
 
 TEST_CASE("tool safety: MPIR_CVAR_T_EVENT_DEFER_LIMIT=4 with 20 completions: the immediate handle "
           "gets 20, the MPI_T_CB_REQUIRE_NONE handle 4 and is told of 16",
-          "[mpit_tool_safety]") {
+          "[events][mpit_tool_safety]") {
     MpitMultiple mpit;
     REQUIRE(mpit.provided() == MPI_THREAD_MULTIPLE);
     Watchdog dog("tool safety: defer limit 4", kHangSeconds);
@@ -431,7 +431,7 @@ TEST_CASE("tool safety: MPIR_CVAR_T_EVENT_DEFER_LIMIT=4 with 20 completions: the
     }
 }
 
-TEST_CASE("tool safety: an event handle's free_cb may call MPI_T functions", "[mpit_tool_safety]") {
+TEST_CASE("tool safety: an event handle's free_cb may call MPI_T functions", "[events][mpit_tool_safety]") {
     MpitMultiple mpit;
     REQUIRE(mpit.provided() == MPI_THREAD_MULTIPLE);
     int num_events = -1, num_pvars = -1;
@@ -509,7 +509,7 @@ void order_dropped(MPI_Count count, MPI_T_event_registration, int, MPI_T_cb_safe
 
 TEST_CASE("tool safety: a handle's drops are reported after the instances deferred before them, "
           "even when its callback reaches a safe point itself",
-          "[mpit_tool_safety]") {
+          "[events][mpit_tool_safety]") {
     MpitMultiple mpit;
     REQUIRE(mpit.provided() == MPI_THREAD_MULTIPLE);
     Watchdog dog("tool safety: drop report order", kHangSeconds);
@@ -565,7 +565,7 @@ void ignore_instance(MPI_T_event_instance, MPI_T_event_registration, MPI_T_cb_sa
 
 TEST_CASE("tool safety: a free_cb run inside another handle's callback is told that callback's "
           "safety",
-          "[mpit_tool_safety]") {
+          "[events][mpit_tool_safety]") {
     MpitMultiple mpit;
     REQUIRE(mpit.provided() == MPI_THREAD_MULTIPLE);
     Watchdog dog("tool safety: free inside a callback", kHangSeconds);

@@ -23,7 +23,7 @@ constexpr const char* kIntervalCvar = "MPIR_CVAR_CH4_SINGLE_NODE_NETMOD_POLL_INT
 }  // namespace
 
 TEST_CASE("the netmod poll interval is an int control variable, 64 unless the environment sets it",
-          "[netmod-poll]") {
+          "[progress][netmod-poll]") {
     int provided = 0;
     REQUIRE(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) == MPI_SUCCESS);
     int index = -1;
@@ -50,7 +50,7 @@ TEST_CASE("the netmod poll interval is an int control variable, 64 unless the en
 }
 
 TEST_CASE("any-source receives, probes and cancels complete between processes of one node",
-          "[netmod-poll]") {
+          "[progress][netmod-poll]") {
     const int rank = world_rank(), size = world_size();
     if (size < 2) {
         SUCCEED("needs two processes");

@@ -148,7 +148,7 @@ int quiet_progress_polls(ClassOp& probe, const std::function<void()>& call, int 
 
 }  // namespace
 
-TEST_CASE("a Test or get_status call that finds nothing makes exactly one progress poll") {
+TEST_CASE("a Test or get_status call that finds nothing makes exactly one progress poll", "[scan][progress]") {
     ClassOps ops;
     ClassOp& probe = ops.add(1);
     probe.deadline = MPI_Wtime() + kNever;
@@ -172,7 +172,7 @@ TEST_CASE("a Test or get_status call that finds nothing makes exactly one progre
     probe.deadline = 0;
 }
 
-TEST_CASE("a Test or get_status call that finds something to report makes its one progress poll") {
+TEST_CASE("a Test or get_status call that finds something to report makes its one progress poll", "[scan][progress]") {
     ClassOps ops;
     ClassOp& probe = ops.add(1);
     probe.deadline = MPI_Wtime() + kNever;
@@ -238,7 +238,7 @@ TEST_CASE("a Test or get_status call that finds something to report makes its on
     probe.deadline = 0;
 }
 
-TEST_CASE("a Test or get_status call reports what its own progress poll completed") {
+TEST_CASE("a Test or get_status call reports what its own progress poll completed", "[scan][progress]") {
     // Rank 1 sends rank 0 one message per form while rank 0, its receive posted, makes no MPI
     // call; so the message waits in rank 0's shared-memory queue, and only the call's progress
     // poll completes it: the call must look at the request after that poll and report it. The
@@ -317,7 +317,7 @@ TEST_CASE("a Test or get_status call reports what its own progress poll complete
     MPI_Comm_free(&pair);
 }
 
-TEST_CASE("each pending class request's poll_fn runs once per Test or get_status call") {
+TEST_CASE("each pending class request's poll_fn runs once per Test or get_status call", "[scan][progress]") {
     constexpr int n = 256;  // four MPI_Testall batches
     ClassOps ops;
     ClassOp& probe = ops.add(1);

@@ -11,7 +11,7 @@
 
 using namespace reqtest;
 
-TEST_CASE("MPI_Request_free: a nonblocking collective reported complete by get_status") {
+TEST_CASE("MPI_Request_free: a nonblocking collective reported complete by get_status", "[scan]") {
     ErrorsReturn errors_return;
     int value = world_rank() == 0 ? 17 : 0;
     MPI_Request req = MPI_REQUEST_NULL;
@@ -45,7 +45,7 @@ TEST_CASE("MPI_Request_free: a nonblocking collective reported complete by get_s
     }
 }
 
-TEST_CASE("MPI_Request_free: an active nonblocking collective is refused, and still completes") {
+TEST_CASE("MPI_Request_free: an active nonblocking collective is refused, and still completes", "[scan]") {
     ErrorsReturn errors_return;
     MPI_Comm comm;
     MPI_Comm_dup(MPI_COMM_WORLD, &comm);
@@ -73,7 +73,7 @@ TEST_CASE("MPI_Request_free: an active nonblocking collective is refused, and st
     MPI_Comm_free(&comm);
 }
 
-TEST_CASE("MPI_Request_free: a complete MPI_Rput request") {
+TEST_CASE("MPI_Request_free: a complete MPI_Rput request", "[scan]") {
     ErrorsReturn errors_return;
     int* base = nullptr;
     MPI_Win win;

@@ -9,7 +9,7 @@
 
 using namespace reqtest;
 
-TEST_CASE("a cancelled receive is reported cancelled and still needs completing") {
+TEST_CASE("a cancelled receive is reported cancelled and still needs completing", "[scan]") {
     int buf = 0;
     std::array<MPI_Request, 2> reqs = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
     MPI_Irecv(&buf, 1, MPI_INT, 0, 999, MPI_COMM_SELF, &reqs[1]);
@@ -37,7 +37,7 @@ TEST_CASE("a cancelled receive is reported cancelled and still needs completing"
     CHECK(reqs[1] == MPI_REQUEST_NULL);
 }
 
-TEST_CASE("a nonblocking collective stays pending until reported, then completes") {
+TEST_CASE("a nonblocking collective stays pending until reported, then completes", "[scan]") {
     MPI_Request req = MPI_REQUEST_NULL;
     MPI_Ibarrier(MPI_COMM_WORLD, &req);
     const MPI_Request posted = req;
@@ -53,7 +53,7 @@ TEST_CASE("a nonblocking collective stays pending until reported, then completes
     CHECK(req == MPI_REQUEST_NULL);
 }
 
-TEST_CASE("a persistent collective stays active after being reported, and restarts") {
+TEST_CASE("a persistent collective stays active after being reported, and restarts", "[scan]") {
     MPI_Request req = MPI_REQUEST_NULL;
     MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &req);
     const MPI_Request handle = req;
@@ -95,7 +95,7 @@ GreqState& start_pending(GreqFactory& greqs, MPI_Request& req, int query_error =
 
 }  // namespace
 
-TEST_CASE("a generalized request: its status comes from query_fn, it is freed only by a wait") {
+TEST_CASE("a generalized request: its status comes from query_fn, it is freed only by a wait", "[scan]") {
     GreqFactory greqs;
     MPI_Request req = MPI_REQUEST_NULL;
     GreqState& state = start_pending(greqs, req);
@@ -129,7 +129,7 @@ TEST_CASE("a generalized request: its status comes from query_fn, it is freed on
     CHECK(req == MPI_REQUEST_NULL);
 }
 
-TEST_CASE("an error returned by query_fn reaches the caller") {
+TEST_CASE("an error returned by query_fn reaches the caller", "[scan]") {
     ErrorsReturn errors_return;
     GreqFactory greqs;
     std::array<MPI_Request, 1> reqs{};
@@ -161,7 +161,7 @@ TEST_CASE("an error returned by query_fn reaches the caller") {
     CHECK(state.frees == 1);
 }
 
-TEST_CASE("a partitioned receive stays active after being reported; MPI_Wait gets its status") {
+TEST_CASE("a partitioned receive stays active after being reported; MPI_Wait gets its status", "[scan]") {
     constexpr int partitions = 4, per_partition = 2, tag = 31;
     const int rank = world_rank();
     if (rank > 1) {

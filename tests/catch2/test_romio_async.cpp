@@ -153,7 +153,7 @@ std::vector<MPI_Status> by_get_status_all(std::vector<MPI_Request>& reqs) {
 
 }  // namespace
 
-TEST_CASE("hundreds of ROMIO iwrite/iread requests complete through every completion call") {
+TEST_CASE("hundreds of ROMIO iwrite/iread requests complete through every completion call", "[romio]") {
     const std::vector<std::pair<const char*, Completer>> completers = {
         {"MPI_Waitall", by_waitall},
         {"MPI_Testany", [](auto& r) { return by_any(r, false); }},
@@ -250,7 +250,7 @@ bool says_file_too_large(int code) {
 
 }  // namespace
 
-TEST_CASE("an I/O error completes the ROMIO request with MPI_ERR_IO, no hang") {
+TEST_CASE("an I/O error completes the ROMIO request with MPI_ERR_IO, no hang", "[romio]") {
     ErrorsReturn errors_return;
     PrivateFile file;
     std::vector<char> block(65536, 'x');
@@ -358,7 +358,7 @@ MPI_Request failing_write(MPI_File fh, std::vector<char>& block) {
 
 }  // namespace
 
-TEST_CASE("MPI_Wait and MPI_Test raise a ROMIO request's error on the file's error handler") {
+TEST_CASE("MPI_Wait and MPI_Test raise a ROMIO request's error on the file's error handler", "[romio]") {
     CountingCommHandlers comm_handlers;
     PrivateFile file;
     handler_calls = HandlerCalls{};
@@ -396,7 +396,7 @@ TEST_CASE("MPI_Wait and MPI_Test raise a ROMIO request's error on the file's err
     }
 }
 
-TEST_CASE("MPI_Request_get_status raises a ROMIO request's error on the file, not the communicator") {
+TEST_CASE("MPI_Request_get_status raises a ROMIO request's error on the file, not the communicator", "[romio]") {
     CountingCommHandlers comm_handlers;
     PrivateFile file;
     handler_calls = HandlerCalls{};
@@ -463,7 +463,7 @@ int first_failed(const std::vector<MPI_Status>& statuses, int n) {
 
 }  // namespace
 
-TEST_CASE("MPI_Waitall raises a ROMIO request's error on the file of the first that failed") {
+TEST_CASE("MPI_Waitall raises a ROMIO request's error on the file of the first that failed", "[romio]") {
     TwoFilesCountingErrors fx;
     const bool b_first = GENERATE(false, true);
     const MPI_File first = b_first ? fx.b.fh : fx.a.fh, second = b_first ? fx.a.fh : fx.b.fh;
@@ -498,7 +498,7 @@ TEST_CASE("MPI_Waitall raises a ROMIO request's error on the file of the first t
     }
 }
 
-TEST_CASE("Testany, Waitsome and get_status_some loops raise each error on its request's file") {
+TEST_CASE("Testany, Waitsome and get_status_some loops raise each error on its request's file", "[romio]") {
     TwoFilesCountingErrors fx;
     const MPI_File a = fx.a.fh, b = fx.b.fh;
     const std::vector<MPI_File> file_of = {a, b, b, a, a};
@@ -591,7 +591,7 @@ TEST_CASE("Testany, Waitsome and get_status_some loops raise each error on its r
     }
 }
 
-TEST_CASE("an array call whose first failing request is not a file's raises on the communicator") {
+TEST_CASE("an array call whose first failing request is not a file's raises on the communicator", "[romio]") {
     TwoFilesCountingErrors fx;
     const bool receive_first = GENERATE(true, false);
     INFO((receive_first ? "truncated receive, then failing write" :

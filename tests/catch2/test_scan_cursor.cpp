@@ -42,7 +42,7 @@ int get_status_test_and_repost(CompleteArray& a) {
 
 }  // namespace
 
-TEST_CASE("scan cursor: under a flood every complete request is reported within count calls") {
+TEST_CASE("scan cursor: under a flood every complete request is reported within count calls", "[scan]") {
     ScanOrder order;
     REQUIRE(order.found());
     REQUIRE(order.get() == kScanRotate);
@@ -83,7 +83,7 @@ TEST_CASE("scan cursor: under a flood every complete request is reported within 
     }
 }
 
-TEST_CASE("scan cursor: a first call on a new array reports the lowest complete index") {
+TEST_CASE("scan cursor: a first call on a new array reports the lowest complete index", "[scan]") {
     CompleteArray a(8);
     REQUIRE(testany_and_repost(a) == 0);
     REQUIRE(testany_and_repost(a) == 1);
@@ -116,7 +116,7 @@ TEST_CASE("scan cursor: a first call on a new array reports the lowest complete 
     REQUIRE(testany_and_repost(a) == 0);
 }
 
-TEST_CASE("scan cursor: get_status_any does not move it; completing the reported request does") {
+TEST_CASE("scan cursor: get_status_any does not move it; completing the reported request does", "[scan]") {
     CompleteArray a(5);
     REQUIRE(testany_and_repost(a) == 0);
 
@@ -142,7 +142,7 @@ TEST_CASE("scan cursor: get_status_any does not move it; completing the reported
     REQUIRE(testany_and_repost(a) == 2);
 }
 
-TEST_CASE("scan cursor: get_status_any + MPI_Test walks exactly as MPI_Testany does") {
+TEST_CASE("scan cursor: get_status_any + MPI_Test walks exactly as MPI_Testany does", "[scan]") {
     // Two arrays in identical states; one is driven by MPI_Testany, the other by the tool
     // pattern, with the same random completions and re-posts. Every answer must agree.
     constexpr int n = 7;
@@ -195,7 +195,7 @@ TEST_CASE("scan cursor: get_status_any + MPI_Test walks exactly as MPI_Testany d
     }
 }
 
-TEST_CASE("scan cursor: get_status_some + MPI_Test on each reported walks exactly as MPI_Testsome does") {
+TEST_CASE("scan cursor: get_status_some + MPI_Test on each reported walks exactly as MPI_Testsome does", "[scan]") {
     // The _some twin of the case above: the tool pattern reports every complete request, then
     // completes each with MPI_Test; the cursor must end where MPI_Testsome leaves it.
     constexpr int n = 6;
@@ -249,7 +249,7 @@ TEST_CASE("scan cursor: get_status_some + MPI_Test on each reported walks exactl
     }
 }
 
-TEST_CASE("scan cursor: a flood on a sparse array reports each of its requests in turn") {
+TEST_CASE("scan cursor: a flood on a sparse array reports each of its requests in turn", "[scan]") {
     // Two requests in 16 slots, far apart, both complete at every call: the cursor must find
     // the other one to remember the array by, wherever it sits, or slot 0 would win every call.
     constexpr int n = 16;
@@ -275,7 +275,7 @@ TEST_CASE("scan cursor: a flood on a sparse array reports each of its requests i
     }
 }
 
-TEST_CASE("scan cursor: a fresh array of requests complete at creation starts at index 0") {
+TEST_CASE("scan cursor: a fresh array of requests complete at creation starts at index 0", "[scan]") {
     // Sends to MPI_PROC_NULL complete at creation; MPICH may give them all one shared object,
     // which must never be taken for the request an earlier array left in the same slot.
     for (int round = 0; round < 4; round++) {
@@ -296,7 +296,7 @@ TEST_CASE("scan cursor: a fresh array of requests complete at creation starts at
     }
 }
 
-TEST_CASE("scan cursor: MPI_Testsome and MPI_Waitsome report from it, in scan order") {
+TEST_CASE("scan cursor: MPI_Testsome and MPI_Waitsome report from it, in scan order", "[scan]") {
     CompleteArray a(8);
     REQUIRE(testany_and_repost(a) == 0);
     REQUIRE(testany_and_repost(a) == 1);
@@ -335,7 +335,7 @@ TEST_CASE("scan cursor: MPI_Testsome and MPI_Waitsome report from it, in scan or
     CHECK(statuses[2].MPI_TAG == 1);
 }
 
-TEST_CASE("scan cursor: the policy is an MPI_T control variable") {
+TEST_CASE("scan cursor: the policy is an MPI_T control variable", "[scan]") {
     ScanOrder order;
     REQUIRE(order.found());
     char name[128], desc[1024];
@@ -367,7 +367,7 @@ TEST_CASE("scan cursor: the policy is an MPI_T control variable") {
     }
 }
 
-TEST_CASE("scan cursor: threads polling their own arrays and one shared array") {
+TEST_CASE("scan cursor: threads polling their own arrays and one shared array", "[scan]") {
     int provided = MPI_THREAD_SINGLE;
     MPI_Query_thread(&provided);
     REQUIRE(provided == MPI_THREAD_MULTIPLE);
@@ -421,7 +421,7 @@ TEST_CASE("scan cursor: threads polling their own arrays and one shared array") 
     }
 }
 
-TEST_CASE("scan cursor: get_status_any + completion walks as MPI_Testany over requests complete at creation") {
+TEST_CASE("scan cursor: get_status_any + completion walks as MPI_Testany over requests complete at creation", "[scan]") {
     // Sends to and receives from MPI_PROC_NULL are builtin requests (one object shared by all,
     // complete at creation). The tool pattern must move the cursor past the request it completed
     // whichever completion call and status argument it uses (the fast path of sends and

@@ -39,7 +39,7 @@ std::set<int> active_slots(const RequestMix& mix) {
 
 }  // namespace
 
-TEST_CASE("property: the Wait forms on every request kind complete each active one exactly once") {
+TEST_CASE("property: the Wait forms on every request kind complete each active one exactly once", "[scan]") {
     ErrorsReturn errors_return;
     std::mt19937 rng(0xa17 + static_cast<unsigned>(world_rank()));
     int waitall = 0, waitsome = 0, waitany = 0, in_status = 0;
