@@ -252,7 +252,7 @@ void partly_named() {
     }
 }
 
-// Communicators that received nothing and broke nothing are still listed (README: every freed
+// Communicators that received nothing and broke nothing are still listed (doc/assertions.md: every freed
 // communicator and MPI_COMM_WORLD): a named and an unnamed duplicate freed without use, and
 // MPI_COMM_WORLD, which no call receives on.
 void quiet() {
