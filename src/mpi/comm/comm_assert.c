@@ -216,7 +216,7 @@ void MPIR_Comm_assert_recv_length(MPIR_Request * req, MPIR_Request * status_req)
     MPI_Aint received = MPIR_STATUS_GET_COUNT(status_req->status);
     MPIR_Comm *comm = req->comm;
 
-    status_req->recv_expected_bytes = MPIR_RECV_LENGTH_CHECKED;
+    status_req->recv_length_state = MPIR_RECV_LENGTH_CHECKED;
     if (MPIR_STATUS_GET_CANCEL_BIT(status_req->status)) {
         return;
     }
