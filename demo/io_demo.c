@@ -37,9 +37,9 @@ static double thread_cpu_seconds(void)
     return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
 }
 
-static double value_of(int chunk, int i, int rank)
+static int value_of(int chunk, int i, int rank)
 {
-    return (double) ((rank * CHUNKS + chunk) * 7 + i % 1000);
+    return (rank * CHUNKS + chunk) * 7 + i % 1000;
 }
 
 /* Work that needs no memory traffic: 'steps' rounds of a few floating-point operations. */
@@ -88,6 +88,7 @@ static MPI_T_event_registration listen_to(const char *name, void *object,
 
 /* The greq_class_* performance variables: one element per generalized request class. */
 #define NVARS 5
+#define MAX_CLASSES 16
 static const char *const var_names[NVARS] = {
     "greq_class_polls", "greq_class_waits", "greq_class_waited_requests",
     "greq_class_completed", "greq_class_wait_time"
@@ -113,18 +114,23 @@ static void class_vars_open(struct class_vars *v)
         }
         v->count = count;
     }
+    if (v->count > MAX_CLASSES) {
+        fprintf(stderr, "io_demo: %d request classes, more than the %d this demo reads\n",
+                v->count, MAX_CLASSES);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
 }
 
 /* values[i][c]: variable i of class c (the timer converted to seconds, as a double) */
-static void class_vars_read(struct class_vars *v, double values[NVARS][16])
+static void class_vars_read(struct class_vars *v, double values[NVARS][MAX_CLASSES])
 {
     for (int i = 0; i < NVARS; i++) {
         if (i == 4) {
-            double t[16];
+            double t[MAX_CLASSES];
             MPI_T_pvar_read(v->session, v->handle[i], t);
             memcpy(values[i], t, sizeof(double) * (size_t) v->count);
         } else {
-            unsigned long long c[16];
+            unsigned long long c[MAX_CLASSES];
             MPI_T_pvar_read(v->session, v->handle[i], c);
             for (int k = 0; k < v->count; k++) {
                 values[i][k] = (double) c[k];
@@ -179,14 +185,14 @@ int main(int argc, char **argv)
     MPI_T_event_registration on_wait = listen_to("grequest_class_wait", NULL, on_class_wait);
     struct class_vars vars;
     class_vars_open(&vars);
-    double before[NVARS][16], after[NVARS][16];
+    double before[NVARS][MAX_CLASSES], after[NVARS][MAX_CLASSES];
     class_vars_read(&vars, before);
 
     int *block = malloc(sizeof(int) * (size_t) CHUNK_INTS * CHUNKS);
     int *back = malloc(sizeof(int) * (size_t) CHUNK_INTS * CHUNKS);
     for (int c = 0; c < CHUNKS; c++) {
         for (int i = 0; i < CHUNK_INTS; i++) {
-            block[(size_t) c * CHUNK_INTS + (size_t) i] = (int) value_of(c, i, rank);
+            block[(size_t) c * CHUNK_INTS + (size_t) i] = value_of(c, i, rank);
         }
     }
     MPI_Offset base = (MPI_Offset) rank * CHUNKS * CHUNK_INTS * (MPI_Offset) sizeof(int);
