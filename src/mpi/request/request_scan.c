@@ -45,7 +45,7 @@ cvars:
  * past that index once the application has completed the request, whichever way
  * (MPI_Test, MPI_Wait, ...): a tool that turns MPI_Testany into get_status_any + MPI_Test
  * leaves the cursor where MPI_Testany would have.  "Completed" is read from the request's
- * completion_seq, which changes at completion processing and at free, so a slot re-posted
+ * completion_seq, which changes when a request completes or is freed, so a slot re-posted
  * with a recycled request object is not mistaken for the one reported.  (Builds with memory
  * tracing, --enable-g=mem or all, poison pooled objects on allocation and free, which resets
  * completion_seq: there a recycled object can pass for the earlier request, costing a fresh
@@ -353,14 +353,18 @@ int MPIR_Request_scan_device_any(int count, MPIR_Request * request_ptrs[], int s
     int mpi_errno;
     int found = MPI_UNDEFINED;
 
-    MPIR_Request_scan_rotate(request_ptrs, count, start);
+    if (start > 0) {
+        MPIR_Request_scan_rotate(request_ptrs, count, start);
+    }
     if (flag != NULL) {
         mpi_errno = MPID_Testany(count - first, &request_ptrs[first], &found, flag, status);
     } else {
         mpi_errno = MPID_Waitany(count - first, &request_ptrs[first], &found, status);
     }
-    /* back in array order, whatever the device returned */
-    MPIR_Request_scan_rotate(request_ptrs, count, start ? count - start : 0);
+    if (start > 0) {
+        /* back in array order, whatever the device returned */
+        MPIR_Request_scan_rotate(request_ptrs, count, count - start);
+    }
     *indx = (found == MPI_UNDEFINED) ? MPI_UNDEFINED :
         MPIR_Request_scan_index(found + first, start, count);
     return mpi_errno;
@@ -393,11 +397,15 @@ void MPIR_Request_scan_served_cursor(const MPI_Request array_of_requests[], int 
     cursors_lock();
     scan_cursor *free_slot;
     scan_cursor *c = cursor_find(array_of_requests, count, &free_slot);
-    if (c == NULL) {
-        if (next == 0) {
-            /* what an array without a cursor does anyway */
-            goto fn_exit;
+    if (next == 0) {
+        /* the next scan starts at 0, as one of an array without a cursor does: no cursor
+         * needed, so no witness to look for (a loop that drains the array ends here) */
+        if (c != NULL) {
+            c->array = NULL;
         }
+        goto fn_exit;
+    }
+    if (c == NULL) {
         c = free_slot;
         cursor_take(c, array_of_requests, count);
     }
