@@ -116,10 +116,13 @@ static int cursors_clear(void *extra)
     return MPI_SUCCESS;
 }
 
-/* The cursor of an array in its set, or NULL; with take, the slot it may take over when it
- * has none. */
-static scan_cursor *cursor_find_in_set(const MPI_Request array_of_requests[], int count,
-                                       scan_cursor ** take)
+/* The slot an array that cursor_find found no cursor for may take over (cursors lock held): a
+ * file variable rather than an out-parameter, so that the callers take no local's address, which
+ * would cost them a stack-protector canary in hardened builds (Debian's). */
+static scan_cursor *slot_to_take;
+
+/* The cursor of an array in its set, or NULL, slot_to_take then set. */
+static scan_cursor *cursor_find_in_set(const MPI_Request array_of_requests[], int count)
 {
     uint64_t key = ((uint64_t) (uintptr_t) array_of_requests >> 3) ^ ((uint64_t) count << 40);
     key *= UINT64_C(0x9e3779b97f4a7c15);        /* Fibonacci hashing */
@@ -137,23 +140,20 @@ static scan_cursor *cursor_find_in_set(const MPI_Request array_of_requests[], in
             oldest = c;
         }
     }
-    if (take) {
-        *take = oldest;
-    }
+    slot_to_take = oldest;
     return NULL;
 }
 
 /* The cursor of an array, or NULL (see cursor_find_in_set).  The cursor found or taken last
  * comes first, without touching the clock: it got the latest tick when it became the recent
  * one, and no other cursor has had one since, so the replacement order stays as it is. */
-MPL_STATIC_INLINE_PREFIX scan_cursor *cursor_find(const MPI_Request array_of_requests[], int count,
-                                                  scan_cursor ** take)
+MPL_STATIC_INLINE_PREFIX scan_cursor *cursor_find(const MPI_Request array_of_requests[], int count)
 {
     scan_cursor *r = recent_cursor;
     if (r != NULL && r->array == array_of_requests && r->count == count) {
         return r;
     }
-    return cursor_find_in_set(array_of_requests, count, take);
+    return cursor_find_in_set(array_of_requests, count);
 }
 
 static void cursor_take(scan_cursor * c, const MPI_Request array_of_requests[], int count)
@@ -313,7 +313,7 @@ int MPIR_Request_scan_begin_cursor(const MPI_Request array_of_requests[],
     int start = 0;
 
     cursors_lock();
-    scan_cursor *c = cursor_find(array_of_requests, count, NULL);
+    scan_cursor *c = cursor_find(array_of_requests, count);
     if (c != NULL && !witness_holds(c, array_of_requests, request_ptrs)) {
         /* a fresh array where an earlier one sat: it starts at 0 */
         c->array = NULL;
@@ -395,8 +395,7 @@ void MPIR_Request_scan_served_cursor(const MPI_Request array_of_requests[], int 
         MPIR_Request_served_event(array_of_requests, count, indx, next);
     }
     cursors_lock();
-    scan_cursor *free_slot;
-    scan_cursor *c = cursor_find(array_of_requests, count, &free_slot);
+    scan_cursor *c = cursor_find(array_of_requests, count);
     if (next == 0) {
         /* the next scan starts at 0, as one of an array without a cursor does: no cursor
          * needed, so no witness to look for (a loop that drains the array ends here) */
@@ -406,7 +405,7 @@ void MPIR_Request_scan_served_cursor(const MPI_Request array_of_requests[], int 
         goto fn_exit;
     }
     if (c == NULL) {
-        c = free_slot;
+        c = slot_to_take;
         cursor_take(c, array_of_requests, count);
     }
     c->start = next;
@@ -425,14 +424,13 @@ void MPIR_Request_scan_reported_cursor(const MPI_Request array_of_requests[], in
                                        int indx, MPIR_Request * request_ptr)
 {
     cursors_lock();
-    scan_cursor *free_slot;
-    scan_cursor *c = cursor_find(array_of_requests, count, &free_slot);
+    scan_cursor *c = cursor_find(array_of_requests, count);
     if (c == NULL) {
         if (indx + 1 == count) {
             /* once completed, the cursor would go back to 0: nothing to remember */
             goto fn_exit;
         }
-        c = free_slot;
+        c = slot_to_take;
         cursor_take(c, array_of_requests, count);
     }
     c->pending_indx = indx;
@@ -449,7 +447,7 @@ void MPIR_Request_scan_reported_cursor(const MPI_Request array_of_requests[], in
 void MPIR_Request_scan_forget_cursor(const MPI_Request array_of_requests[], int count)
 {
     cursors_lock();
-    scan_cursor *c = cursor_find(array_of_requests, count, NULL);
+    scan_cursor *c = cursor_find(array_of_requests, count);
     if (c != NULL) {
         c->array = NULL;
     }
