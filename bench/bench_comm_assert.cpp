@@ -1,5 +1,5 @@
-// Communicator assertions (issue 14): what verification and detection cost on the receive path,
-// and what the exact-match queues (0038) save in matching.
+// Communicator assertions: what verification and detection cost on the receive path,
+// and what the exact-match queues (ch4-exact-match-queues) save in matching.
 //   rate:  message rate of a windowed stream (rank 1 sends, rank 0 keeps WINDOW receives with a
 //          named source and tag in flight) on communicators that differ only in their info and
 //          control variables, phases alternating within one run:

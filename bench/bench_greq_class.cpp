@@ -1,4 +1,4 @@
-// Generalized request classes in the Wait family, the two figures of issue 4 that need no disk:
+// Generalized request classes in the Wait family, the two figures that need no disk:
 //
 // cross   2 ranks. Rank 0 posts a 64 MiB MPI_Isend to rank 1, then spends 1 s in MPI_Wait on a
 //         class request (poll_fn and wait_fn, done after 1 s). Printed: how long rank 1 took to

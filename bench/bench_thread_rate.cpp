@@ -1,7 +1,7 @@
 // Message rate with threads (MPI_THREAD_MULTIPLE): on each of 2 processes, T threads, each on a
 // communicator of its own, stream windows of 64 small messages (rank 0 sends, rank 1 receives,
 // MPI_Waitall per window) for a fixed time. What the progress engine does per completion
-// (patch 0031's activity count among it) shows as a lower rate than stock's.
+// (grequest-wait-while-network-moves's activity count among it) shows as a lower rate than stock's.
 //
 // usage: mpiexec -n 2 bench_thread_rate THREADS SECONDS
 // prints (rank 0): threads <build> <threads> <messages per second, all threads>

@@ -17,11 +17,6 @@ GENERATED_PATHSPECS=(
     ':(exclude,glob)**/confdb/*' ':(exclude,glob)**/autom4te.cache/**'
 )
 
-# Our own files (the extension module) are copied in, never patched.
-our_pathspecs() {
-    (cd "$TOP" && find src test -type f 2>/dev/null) | sed 's|^|:(exclude)|'
-}
-
 # Pristine MPICH 4.0.2 unpacked into $1 (Debian's source package, or $MPICH_SOURCE).
 unpack_pristine() {
     local dest=$1

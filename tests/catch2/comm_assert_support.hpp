@@ -1,5 +1,5 @@
 // Communicators with mpi_assert_* info hints for the tests of verification, consistency and
-// detection (patches 0016, 0017, 0035-0038), and the comm_assert_* performance variables bound to one.
+// detection (comm-hints-dup-and-errors, mpit-pvar-handle-object-copy, comm-assert-*), and the comm_assert_* performance variables bound to one.
 #pragma once
 
 #include <mpi.h>
@@ -69,7 +69,7 @@ inline bool device_is_ucx() {
     return std::string(version, static_cast<size_t>(len)).find("ch4:ucx") != std::string::npos;
 }
 
-// Whether no_any_source + no_any_tag switch the communicator to exact-match queues (0038): not
+// Whether no_any_source + no_any_tag switch the communicator to exact-match queues (ch4-exact-match-queues): not
 // on ch4:ucx, where the queues would hold nothing and MPID_Comm_exact_match declines.
 inline bool device_has_exact_match_queues() { return !device_is_ucx(); }
 

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,8 @@ public:
     }
     // The next instance's callback frees the handle (then the listener records no more).
     void free_in_next_callback() { free_next_ = true; }
+    // The next instance's callback runs `action` after recording the instance.
+    void on_next_callback(std::function<void()> action) { next_action_ = std::move(action); }
 
     const std::vector<Instance>& instances() const { return instances_; }
     std::vector<CompleteEvent> completions() const {
@@ -130,6 +133,11 @@ private:
             }
         }
         self->instances_.push_back(rec);
+        if (self->next_action_) {
+            auto action = std::move(self->next_action_);
+            self->next_action_ = nullptr;
+            action();
+        }
         if (self->free_next_) {
             self->free_next_ = false;
             self->freed_in_callback_ = true;
@@ -151,6 +159,7 @@ private:
     std::vector<Instance> instances_;
     std::vector<MPI_Count> dropped_;
     int frees_ = 0;
+    std::function<void()> next_action_;
 };
 
 }  // namespace reqtest

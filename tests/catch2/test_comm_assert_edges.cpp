@@ -1,4 +1,4 @@
-// Communicator assertions, defects of issue 25 (regression tests written before the fixes):
+// Communicator assertions, defects found by review (regression tests written before the fixes):
 //   4. exact_length through every completion call and status argument: one table, the same
 //      answer everywhere (the MPI_Waitall + MPI_STATUSES_IGNORE fast path skipped the check)
 //   5. a wildcard persistent receive made before MPI_Comm_set_info asserted both wildcards away,

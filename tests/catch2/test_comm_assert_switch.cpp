@@ -1,4 +1,4 @@
-// Communicator assertions switched on and off under traffic (issue 25): communicators whose
+// Communicator assertions switched on and off under traffic: communicators whose
 // mpi_assert_no_any_source / _no_any_tag / _exact_length are set and unset by
 // MPI_Comm_set_info (collectively, the same sequence on every process, from a seeded RNG),
 // sometimes freed and made again (MPI_Comm_dup or MPI_Comm_dup_with_info), while messages are

@@ -1,4 +1,4 @@
-// The request_engine MPI_T event source (patch 0034) and the event delivery it relies on (0011):
+// The request_engine MPI_T event source (request-engine-events) and the event delivery it relies on (the mpit-event-* patches):
 // each completion raises one event with the right data, for every request kind a user creates;
 // bound handles see only their object; deferred delivery keeps order; a full buffer drops and
 // says how many; handles freed in callbacks; MPI_T init/finalize cycles.
@@ -447,6 +447,40 @@ TEST_CASE("a full deferral buffer drops and tells the dropped handler how many",
     MPI_Waitall(2, x.reqs, MPI_STATUSES_IGNORE);
     CHECK(events.instances().size() == 2);
     CHECK(events.dropped().empty());
+}
+
+namespace {
+// the dropped handler of a handle with no callback left gets no user data: recorded here
+std::vector<MPI_Count> g_orphan_drops;
+void record_orphan_drop(MPI_Count count, MPI_T_event_registration, int, MPI_T_cb_safety, void*) {
+    g_orphan_drops.push_back(count);
+}
+}  // namespace
+
+TEST_CASE("a deferred instance whose handle lost its callback before delivery is counted as dropped",
+          "[events][mpit_events]") {
+    Watchdog dog("callback removed before delivery");
+    EventListener deferred("request_complete", MPI_T_CB_REQUIRE_NONE);
+    EventListener remover("request_complete", MPI_T_CB_REQUIRE_MPI_RESTRICTED);
+    REQUIRE(deferred.ok());
+    REQUIRE(remover.ok());
+    REQUIRE(MPI_T_event_set_dropped_handler(deferred.handle(), record_orphan_drop) ==
+            MPI_SUCCESS);
+    g_orphan_drops.clear();
+    // the first completion is queued for `deferred`; then its only callback goes, while that
+    // instance waits for the safe point (MPI_Waitall's return)
+    remover.on_next_callback([&deferred] {
+        MPI_T_event_register_callback(deferred.handle(), MPI_T_CB_REQUIRE_NONE, MPI_INFO_NULL,
+                                      nullptr, nullptr);
+    });
+    Exchange x(4, 450);
+    MPI_Waitall(2, x.reqs, MPI_STATUSES_IGNORE);
+    CHECK(remover.instances().size() == 2);
+    CHECK(deferred.instances().empty());
+    MPI_Count dropped = 0;
+    for (MPI_Count c : g_orphan_drops) dropped += c;
+    // both completions: the queued one found no callback at delivery, the second none when raised
+    CHECK(dropped == 2);
 }
 
 TEST_CASE("a handle freed inside its own callback: free_cb once, no more events, others unaffected",

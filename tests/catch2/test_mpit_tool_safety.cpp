@@ -1,4 +1,4 @@
-// Tools calling MPI_T where MPI_T and MPICH allow it (issue 25): callbacks registered at
+// Tools calling MPI_T where MPI_T and MPICH allow it: callbacks registered at
 // MPI_T_CB_REQUIRE_MPI_RESTRICTED that call MPI_T (MPI_T_event_read, MPI_T_pvar_read of the
 // greq_class_* variables) while a tool thread samples those variables; a free_cb that calls MPI_T;
 // the deferral of instances for MPI_T_CB_REQUIRE_NONE callbacks not shared with handles whose

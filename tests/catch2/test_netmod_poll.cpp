@@ -1,4 +1,4 @@
-// Patch 0057: when every process is on this node, ch4 with a shared-memory module polls the
+// ch4-single-node-netmod-poll-interval: when every process is on this node, ch4 with a shared-memory module polls the
 // netmod once in MPIR_CVAR_CH4_SINGLE_NODE_NETMOD_POLL_INTERVAL progress polls. What may still
 // meet the netmod between processes of one node completes, each under a watchdog: any-source
 // receives (posted to the netmod as well as to shared memory) and their cancellation,

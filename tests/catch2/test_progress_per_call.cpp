@@ -1,4 +1,4 @@
-// How much progress one Test or get_status call makes (patches 0029, 0030), the network quiet:
+// How much progress one Test or get_status call makes (test-forms-one-progress-poll, grequest-poll-progress), the network quiet:
 // exactly one progress poll per call (more only while polls move data), made before the call
 // looks at its requests (so it reports what that
 // poll completed, and a non-destructive call that finds something complete still makes

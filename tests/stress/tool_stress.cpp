@@ -1,4 +1,4 @@
-// MPI_T tools against the request engine under MPI_THREAD_MULTIPLE (issue 25): per process,
+// MPI_T tools against the request engine under MPI_THREAD_MULTIPLE: per process,
 // concurrently,
 //   - application threads completing every kind of request a user makes: point-to-point with the
 //     peer process and with itself, persistent point-to-point and a persistent collective,
