@@ -483,6 +483,30 @@ TEST_CASE("a deferred instance whose handle lost its callback before delivery is
     CHECK(dropped == 2);
 }
 
+TEST_CASE("instances still queued for a handle the tool frees are counted as dropped at the free",
+          "[events][mpit_events]") {
+    Watchdog dog("handle freed with queued instances");
+    EventListener deferred("request_complete", MPI_T_CB_REQUIRE_NONE);
+    EventListener freer("request_complete", MPI_T_CB_REQUIRE_MPI_RESTRICTED);
+    REQUIRE(deferred.ok());
+    REQUIRE(freer.ok());
+    REQUIRE(MPI_T_event_set_dropped_handler(deferred.handle(), record_orphan_drop) ==
+            MPI_SUCCESS);
+    g_orphan_drops.clear();
+    // `deferred` (registered first) queues the first completion; `freer`'s callback for that
+    // same completion frees `deferred` while its instance waits for MPI_Waitall's return
+    freer.on_next_callback([&deferred] { deferred.free_handle(); });
+    Exchange x(4, 455);
+    MPI_Waitall(2, x.reqs, MPI_STATUSES_IGNORE);
+    CHECK(freer.instances().size() == 2);
+    CHECK(deferred.instances().empty());
+    CHECK(deferred.frees() == 1);
+    // told once, at the free, of the one instance it will never get; the second completion
+    // came after the free and is nobody's drop
+    REQUIRE(g_orphan_drops.size() == 1);
+    CHECK(g_orphan_drops[0] == 1);
+}
+
 TEST_CASE("a handle freed inside its own callback: free_cb once, no more events, others unaffected",
           "[events][mpit_events]") {
     Watchdog dog("free in callback");
