@@ -455,6 +455,15 @@ std::vector<MPI_Count> g_orphan_drops;
 void record_orphan_drop(MPI_Count count, MPI_T_event_registration, int, MPI_T_cb_safety, void*) {
     g_orphan_drops.push_back(count);
 }
+
+// Both listeners registered; the deferring one's drops go to g_orphan_drops, emptied.
+void listen_for_orphan_drops(EventListener& deferred, EventListener& acting) {
+    REQUIRE(deferred.ok());
+    REQUIRE(acting.ok());
+    REQUIRE(MPI_T_event_set_dropped_handler(deferred.handle(), record_orphan_drop) ==
+            MPI_SUCCESS);
+    g_orphan_drops.clear();
+}
 }  // namespace
 
 TEST_CASE("a deferred instance whose handle lost its callback before delivery is counted as dropped",
@@ -462,11 +471,7 @@ TEST_CASE("a deferred instance whose handle lost its callback before delivery is
     Watchdog dog("callback removed before delivery");
     EventListener deferred("request_complete", MPI_T_CB_REQUIRE_NONE);
     EventListener remover("request_complete", MPI_T_CB_REQUIRE_MPI_RESTRICTED);
-    REQUIRE(deferred.ok());
-    REQUIRE(remover.ok());
-    REQUIRE(MPI_T_event_set_dropped_handler(deferred.handle(), record_orphan_drop) ==
-            MPI_SUCCESS);
-    g_orphan_drops.clear();
+    listen_for_orphan_drops(deferred, remover);
     // the first completion is queued for `deferred`; then its only callback goes, while that
     // instance waits for the safe point (MPI_Waitall's return)
     remover.on_next_callback([&deferred] {
@@ -488,11 +493,7 @@ TEST_CASE("instances still queued for a handle the tool frees are counted as dro
     Watchdog dog("handle freed with queued instances");
     EventListener deferred("request_complete", MPI_T_CB_REQUIRE_NONE);
     EventListener freer("request_complete", MPI_T_CB_REQUIRE_MPI_RESTRICTED);
-    REQUIRE(deferred.ok());
-    REQUIRE(freer.ok());
-    REQUIRE(MPI_T_event_set_dropped_handler(deferred.handle(), record_orphan_drop) ==
-            MPI_SUCCESS);
-    g_orphan_drops.clear();
+    listen_for_orphan_drops(deferred, freer);
     // `deferred` (registered first) queues the first completion; `freer`'s callback for that
     // same completion frees `deferred` while its instance waits for MPI_Waitall's return
     freer.on_next_callback([&deferred] { deferred.free_handle(); });
