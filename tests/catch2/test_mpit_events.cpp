@@ -508,6 +508,26 @@ TEST_CASE("instances still queued for a handle the tool frees are counted as dro
     CHECK(g_orphan_drops[0] == 1);
 }
 
+TEST_CASE("a free reports the queued instances and those past the limit as one count",
+          "[events][mpit_events]") {
+    Watchdog dog("handle freed with queued and overflowed instances");
+    CvarSetting<int> limit("MPIR_CVAR_T_EVENT_DEFER_LIMIT", 1);
+    REQUIRE(limit.ok());
+    EventListener deferred("request_complete", MPI_T_CB_REQUIRE_NONE);
+    EventListener freer("request_complete", MPI_T_CB_REQUIRE_MPI_RESTRICTED);
+    listen_for_orphan_drops(deferred, freer);
+    // the first completion fills `deferred`'s queue (limit 1), the second goes past the limit;
+    // `freer`'s callback for that second completion frees `deferred` before MPI_Waitall returns
+    freer.on_next_callback([&] { freer.on_next_callback([&] { deferred.free_handle(); }); });
+    Exchange x(4, 457);
+    MPI_Waitall(2, x.reqs, MPI_STATUSES_IGNORE);
+    CHECK(freer.instances().size() == 2);
+    CHECK(deferred.instances().empty());
+    CHECK(deferred.frees() == 1);
+    // one report at the free: the queued instance and the one past the limit together
+    CHECK(g_orphan_drops == std::vector<MPI_Count>{2});
+}
+
 TEST_CASE("a handle freed inside its own callback: free_cb once, no more events, others unaffected",
           "[events][mpit_events]") {
     Watchdog dog("free in callback");
@@ -523,6 +543,13 @@ TEST_CASE("a handle freed inside its own callback: free_cb once, no more events,
         MPI_Waitall(2, y.reqs, MPI_STATUSES_IGNORE);
         CHECK(first.instances().size() == 1);
         CHECK(first.frees() == 1);
+        // deferred: x's second completion was still queued at the free and is reported there;
+        // immediate: nothing was queued, and later completions find no handle
+        if (safety == MPI_T_CB_REQUIRE_NONE) {
+            CHECK(first.dropped() == std::vector<MPI_Count>{1});
+        } else {
+            CHECK(first.dropped().empty());
+        }
         CHECK(second.instances().size() == 4);
         second.free_handle();
         CHECK(second.frees() == 1);
