@@ -19,7 +19,16 @@
 //   aio <build> <mode> <procs> <MiB> <effective MiB/s> <wait s> <wait cpu s> <resident %>
 // and in phase mode
 //   phase <build> <procs> <MiB> <effective MiB/s> <wait s> <wait cpu s> <compute s> <helper cpu s> <resident %>
-// where helper cpu is the process's CPU time outside its main thread (glibc's AIO threads).
+// where helper cpu is the process's CPU time outside its main thread (glibc's AIO threads, or
+// the kernel's io_uring workers). Both lines end with the most threads seen besides the main
+// one while the read was in flight: user threads (glibc's helpers), then io_uring workers.
+//   small    many outstanding small operations: SIZE_MIB is KIB:DEPTH (e.g. 4:256), DEPTH
+//            MPI_File_iread_at (then iwrite_at) of KIB at random aligned offsets of a 256 MiB
+//            file in the page cache, each one completed replaced by a new one (MPI_Waitsome),
+//            for one second:
+//   small <build> <procs> <read|write> <KiB> <depth> <ops/s> <mean latency us> <p99 us> <user threads> <io workers>
+// The engine of ROMIO's nonblocking I/O is the environment's (MPIR_CVAR_ROMIO_NBIO_ENGINE).
+#include <dirent.h>
 #include <fcntl.h>
 #include <mpi.h>
 #include <sys/mman.h>
@@ -30,6 +39,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <random>
+#include <sstream>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -82,6 +94,52 @@ double compute_work(long iterations) {
     return sink;
 }
 
+// Threads of this process besides the main one: user threads (glibc's AIO helpers, any other)
+// and the kernel's io_uring workers (flag PF_IO_WORKER, 0x10, in field 9 of their stat).
+struct ThreadCount {
+    double user, io_workers;
+};
+
+ThreadCount other_threads() {
+    ThreadCount c{-1, 0};  // the main thread is not counted
+    DIR* dir = opendir("/proc/self/task");
+    if (dir == nullptr) {
+        return ThreadCount{0, 0};
+    }
+    while (dirent* entry = readdir(dir)) {
+        if (entry->d_name[0] == '.') {
+            continue;
+        }
+        std::ifstream stat(std::string("/proc/self/task/") + entry->d_name + "/stat");
+        std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+        const size_t paren = text.rfind(')');
+        if (paren == std::string::npos) {
+            continue;
+        }
+        std::istringstream fields(text.substr(paren + 1));
+        std::string field;
+        unsigned long flags = 0;
+        for (int i = 3; i <= 9 && fields >> field; i++) {
+            if (i == 9) {
+                flags = std::stoul(field);
+            }
+        }
+        if (flags & 0x10) {
+            c.io_workers++;
+        } else {
+            c.user++;
+        }
+    }
+    closedir(dir);
+    return c;
+}
+
+void note_threads(double& user, double& io_workers) {
+    const ThreadCount c = other_threads();
+    user = std::max(user, c.user);
+    io_workers = std::max(io_workers, c.io_workers);
+}
+
 double process_cpu_seconds() {
     timespec t{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
@@ -131,7 +189,7 @@ double evict(const std::string& path, size_t bytes) {
 }
 
 struct Run {
-    double total, wait, wait_cpu, resident;
+    double total, wait, wait_cpu, resident, user_threads, io_workers;
 };
 
 Run read_once(const std::string& path, size_t bytes, bool pieces, std::vector<char>& buf) {
@@ -150,7 +208,9 @@ Run read_once(const std::string& path, size_t bytes, bool pieces, std::vector<ch
                           buf.data() + piece * static_cast<size_t>(i), static_cast<int>(piece),
                           MPI_BYTE, &reqs.back());
     }
+    note_threads(r.user_threads, r.io_workers);
     compute(kComputeSeconds);
+    note_threads(r.user_threads, r.io_workers);
     const double w0 = MPI_Wtime();
     const double c0 = bench::thread_cpu_seconds();
     if (pieces) {
@@ -167,7 +227,7 @@ Run read_once(const std::string& path, size_t bytes, bool pieces, std::vector<ch
 }
 
 struct PhaseRun {
-    double total, wait, wait_cpu, compute, helper_cpu, resident;
+    double total, wait, wait_cpu, compute, helper_cpu, resident, user_threads, io_workers;
 };
 
 // One read in the out-of-phase pattern: computing first, or waiting first.
@@ -182,10 +242,12 @@ PhaseRun read_out_of_phase(const std::string& path, size_t bytes, bool compute_f
     const double t0 = MPI_Wtime();
     MPI_Request req;
     MPI_File_iread_at(fh, 0, buf.data(), static_cast<int>(bytes), MPI_BYTE, &req);
+    note_threads(r.user_threads, r.io_workers);
     auto timed_compute = [&] {
         const double c = MPI_Wtime();
         compute_work(work);
         r.compute = MPI_Wtime() - c;
+        note_threads(r.user_threads, r.io_workers);
     };
     auto timed_wait = [&] {
         const double w = MPI_Wtime(), c = bench::thread_cpu_seconds();
@@ -217,7 +279,7 @@ void out_of_phase(const std::string& path, int rank, int procs, const std::vecto
             for (int turn = 0; turn < 2; turn++) {
                 const bool compute_first = ((rank + turn) % 2) == 0;
                 PhaseRun mine = read_out_of_phase(path, bytes, compute_first, work, buf), worst{};
-                MPI_Reduce(&mine, &worst, 6, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+                MPI_Reduce(&mine, &worst, 8, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
                 runs.push_back(worst);
             }
         }
@@ -225,12 +287,92 @@ void out_of_phase(const std::string& path, int rank, int procs, const std::vecto
                   [](const PhaseRun& x, const PhaseRun& y) { return x.total < y.total; });
         const PhaseRun& m = runs[runs.size() / 2];
         if (rank == 0) {
-            std::printf("phase %s %d %zu %.1f %.4f %.4f %.4f %.4f %.1f\n",
+            std::printf("phase %s %d %zu %.1f %.4f %.4f %.4f %.4f %.1f %.0f %.0f\n",
                         bench::build_name().c_str(), procs, mib,
                         static_cast<double>(mib) / m.total, m.wait, m.wait_cpu, m.compute,
-                        m.helper_cpu, m.resident);
+                        m.helper_cpu, m.resident, m.user_threads, m.io_workers);
             std::fflush(stdout);
         }
+    }
+}
+
+// DEPTH operations of KIB in flight for about a second, each completed one replaced at once;
+// op: read or write. Prints one "small" line (rank 0: the sum of the processes' rates, the
+// slowest process's latencies).
+void small_ops(MPI_File fh, int rank, int procs, bool write, size_t kib, int depth,
+               size_t file_bytes) {
+    const size_t bytes = kib << 10, slots = file_bytes / bytes;
+    std::vector<char> buf(bytes * static_cast<size_t>(depth), 'w');
+    std::vector<MPI_Request> reqs(static_cast<size_t>(depth), MPI_REQUEST_NULL);
+    std::vector<double> posted(static_cast<size_t>(depth));
+    std::vector<double> latencies;
+    std::vector<int> indices(static_cast<size_t>(depth));
+    std::mt19937_64 rng(static_cast<unsigned long>(rank) * 7919u + kib * 31u + static_cast<unsigned long>(depth));
+    double threads_user = 0, threads_io = 0;
+    auto post = [&](int i) {
+        const MPI_Offset off = static_cast<MPI_Offset>((rng() % slots) * bytes);
+        char* p = buf.data() + bytes * static_cast<size_t>(i);
+        posted[static_cast<size_t>(i)] = MPI_Wtime();
+        if (write) {
+            MPI_File_iwrite_at(fh, off, p, static_cast<int>(bytes), MPI_BYTE, &reqs[static_cast<size_t>(i)]);
+        } else {
+            MPI_File_iread_at(fh, off, p, static_cast<int>(bytes), MPI_BYTE, &reqs[static_cast<size_t>(i)]);
+        }
+    };
+    MPI_Barrier(MPI_COMM_WORLD);
+    const double t0 = MPI_Wtime(), measure_from = t0 + 0.2, end = t0 + 1.2;
+    for (int i = 0; i < depth; i++) {
+        post(i);
+    }
+    note_threads(threads_user, threads_io);
+    long ops = 0, rounds = 0;
+    double measured_start = 0;
+    bool measuring = false;
+    for (;;) {
+        int outcount = 0;
+        MPI_Waitsome(depth, reqs.data(), &outcount, indices.data(), MPI_STATUSES_IGNORE);
+        const double now = MPI_Wtime();
+        if (!measuring && now >= measure_from) {
+            measuring = true;
+            measured_start = now;
+        }
+        const bool ending = now >= end;
+        for (int j = 0; j < outcount; j++) {
+            const int i = indices[static_cast<size_t>(j)];
+            if (measuring) {
+                latencies.push_back(now - posted[static_cast<size_t>(i)]);
+                ops++;
+            }
+            if (!ending) {
+                post(i);
+            }
+        }
+        if (ending) {
+            break;
+        }
+        if (++rounds % 256 == 0) {
+            note_threads(threads_user, threads_io);
+        }
+    }
+    note_threads(threads_user, threads_io);
+    MPI_Waitall(depth, reqs.data(), MPI_STATUSES_IGNORE);
+    const double elapsed = MPI_Wtime() - measured_start;
+    std::sort(latencies.begin(), latencies.end());
+    double mean = 0;
+    for (double l : latencies) {
+        mean += l;
+    }
+    mean = latencies.empty() ? 0 : mean / static_cast<double>(latencies.size());
+    const double p99 = latencies.empty() ? 0 : latencies[latencies.size() * 99 / 100];
+    double mine[5] = {static_cast<double>(ops) / elapsed, mean, p99, threads_user, threads_io};
+    double sum_rate = 0, worst[5] = {0};
+    MPI_Reduce(&mine[0], &sum_rate, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    MPI_Reduce(mine, worst, 5, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        std::printf("small %s %d %s %zu %d %.0f %.1f %.1f %.0f %.0f\n", bench::build_name().c_str(),
+                    procs, write ? "write" : "read", kib, depth, sum_rate, 1e6 * worst[1],
+                    1e6 * worst[2], worst[3], worst[4]);
+        std::fflush(stdout);
     }
 }
 
@@ -243,13 +385,36 @@ int main(int argc, char* argv[]) {
     MPI_Comm_size(MPI_COMM_WORLD, &procs);
     if (argc < 4) {
         if (rank == 0) {
-            std::fprintf(stderr, "usage: bench_aio DIR wait|waitall|phase SIZE_MIB...\n");
+            std::fprintf(stderr, "usage: bench_aio DIR wait|waitall|phase SIZE_MIB... | small KIB:DEPTH...\n");
         }
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
     const std::string dir = argv[1];
     const std::string mode = argv[2];
     const std::string path = dir + "/aio-rank" + std::to_string(rank) + ".dat";
+    if (mode == "small") {
+        constexpr size_t kFileBytes = size_t{256} << 20;
+        make_file(path, kFileBytes);
+        MPI_File fh;
+        MPI_File_open(MPI_COMM_SELF, path.c_str(), MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+        std::vector<char> warm(size_t{8} << 20);
+        for (size_t off = 0; off < kFileBytes; off += warm.size()) {  // into the page cache
+            MPI_File_read_at(fh, static_cast<MPI_Offset>(off), warm.data(),
+                             static_cast<int>(warm.size()), MPI_BYTE, MPI_STATUS_IGNORE);
+        }
+        for (int a = 3; a < argc; a++) {
+            const std::string spec = argv[a];
+            const size_t colon = spec.find(':');
+            const size_t kib = static_cast<size_t>(std::atol(spec.substr(0, colon).c_str()));
+            const int depth = colon == std::string::npos ? 256 : std::atoi(spec.c_str() + colon + 1);
+            small_ops(fh, rank, procs, false, kib, depth, kFileBytes);
+            small_ops(fh, rank, procs, true, kib, depth, kFileBytes);
+        }
+        MPI_File_close(&fh);
+        std::remove(path.c_str());
+        MPI_Finalize();
+        return 0;
+    }
     size_t max_mib = 0;
     for (int a = 3; a < argc; a++) {
         max_mib = std::max(max_mib, static_cast<size_t>(std::atol(argv[a])));
@@ -273,16 +438,17 @@ int main(int argc, char* argv[]) {
         std::vector<Run> runs;
         for (int rep = 0; rep < 3; rep++) {
             Run mine = read_once(path, bytes, mode == "waitall", buf), worst{};
-            MPI_Reduce(&mine, &worst, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            MPI_Reduce(&mine, &worst, 6, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
             runs.push_back(worst);
         }
         std::sort(runs.begin(), runs.end(),
                   [](const Run& x, const Run& y) { return x.total < y.total; });
         const Run& m = runs[1];
         if (rank == 0) {
-            std::printf("aio %s %s %d %zu %.1f %.4f %.4f %.1f\n", bench::build_name().c_str(),
-                        mode.c_str(), procs, mib, static_cast<double>(mib) / m.total, m.wait,
-                        m.wait_cpu, m.resident);
+            std::printf("aio %s %s %d %zu %.1f %.4f %.4f %.1f %.0f %.0f\n",
+                        bench::build_name().c_str(), mode.c_str(), procs, mib,
+                        static_cast<double>(mib) / m.total, m.wait, m.wait_cpu, m.resident,
+                        m.user_threads, m.io_workers);
             std::fflush(stdout);
         }
     }

@@ -1,4 +1,5 @@
-// ROMIO's nonblocking file I/O through its POSIX AIO request class, progressed without threads:
+// ROMIO's nonblocking file I/O through its request class (io_uring or POSIX AIO, as
+// MPIR_CVAR_ROMIO_NBIO_ENGINE chooses; the test command runs these cases with each), progressed without threads:
 // hundreds of outstanding MPI_File_iwrite_at/iread_at per rank completed by every completion
 // call, data read back; an I/O error (EFBIG past RLIMIT_FSIZE) completes with MPI_ERR_IO.
 #include <catch2/catch.hpp>
@@ -16,6 +17,7 @@
 
 #include "mpi_test_support.hpp"
 #include "mpit_support.hpp"
+#include "romio_support.hpp"
 
 using namespace reqtest;
 
@@ -24,31 +26,6 @@ namespace {
 constexpr int kRequests = 256;
 constexpr int kBlockInts = 4096;  // 16 KiB per request
 constexpr int kBlockBytes = kBlockInts * static_cast<int>(sizeof(int));
-
-// A private file of this rank in a fresh directory, removed at the end.
-class PrivateFile {
-public:
-    PrivateFile() {
-        char dir[] = "/tmp/reqstatus-romio-XXXXXX";
-        REQUIRE(mkdtemp(dir) != nullptr);
-        dir_ = dir;
-        path_ = dir_ + "/rank" + std::to_string(world_rank()) + ".dat";
-        REQUIRE(MPI_File_open(MPI_COMM_SELF, path_.c_str(), MPI_MODE_CREATE | MPI_MODE_RDWR,
-                              MPI_INFO_NULL, &fh) == MPI_SUCCESS);
-        MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
-    }
-    ~PrivateFile() {
-        MPI_File_close(&fh);
-        std::remove(path_.c_str());
-        rmdir(dir_.c_str());
-    }
-    PrivateFile(const PrivateFile&) = delete;
-    PrivateFile& operator=(const PrivateFile&) = delete;
-    MPI_File fh = MPI_FILE_NULL;
-
-private:
-    std::string dir_, path_;
-};
 
 int expected_value(int block, int j) { return world_rank() * 1000003 + block * kBlockInts + j; }
 
@@ -217,29 +194,6 @@ TEST_CASE("hundreds of ROMIO iwrite/iread requests complete through every comple
 }
 
 namespace {
-
-// RLIMIT_FSIZE lowered and SIGXFSZ ignored for the scope: a write past the limit fails with
-// EFBIG instead of killing the process.
-class FileSizeLimit {
-public:
-    explicit FileSizeLimit(rlim_t bytes) {
-        getrlimit(RLIMIT_FSIZE, &saved_);
-        rlimit lowered = saved_;
-        lowered.rlim_cur = bytes;
-        setrlimit(RLIMIT_FSIZE, &lowered);
-        saved_handler_ = signal(SIGXFSZ, SIG_IGN);
-    }
-    ~FileSizeLimit() {
-        setrlimit(RLIMIT_FSIZE, &saved_);
-        signal(SIGXFSZ, saved_handler_);
-    }
-    FileSizeLimit(const FileSizeLimit&) = delete;
-    FileSizeLimit& operator=(const FileSizeLimit&) = delete;
-
-private:
-    rlimit saved_{};
-    sighandler_t saved_handler_ = SIG_DFL;
-};
 
 bool says_file_too_large(int code) {
     char text[MPI_MAX_ERROR_STRING];
