@@ -20,8 +20,8 @@
 // and in phase mode
 //   phase <build> <procs> <MiB> <effective MiB/s> <wait s> <wait cpu s> <compute s> <helper cpu s> <resident %>
 // where helper cpu is the process's CPU time outside its main thread (glibc's AIO threads, or
-// the kernel's io_uring workers). Both lines end with the most threads seen besides the main
-// one while the read was in flight: user threads (glibc's helpers), then io_uring workers.
+// the kernel's io_uring workers). Both lines end with the most threads seen while the read was
+// in flight besides those MPI_Init left: user threads (glibc's helpers), then io_uring workers.
 //   small    many outstanding small operations: SIZE_MIB is KIB:DEPTH (e.g. 4:256), DEPTH
 //            MPI_File_iread_at (then iwrite_at) of KIB at random aligned offsets of a 256 MiB
 //            file in the page cache, each one completed replaced by a new one (MPI_Waitsome),
@@ -134,10 +134,17 @@ ThreadCount other_threads() {
     return c;
 }
 
+// The threads besides main that MPI_Init left (MPICH's and the network library's own): counted
+// apart, so the figures are the threads the I/O brings.
+ThreadCount& threads_at_init() {
+    static ThreadCount at_init{0, 0};
+    return at_init;
+}
+
 void note_threads(double& user, double& io_workers) {
     const ThreadCount c = other_threads();
-    user = std::max(user, c.user);
-    io_workers = std::max(io_workers, c.io_workers);
+    user = std::max(user, c.user - threads_at_init().user);
+    io_workers = std::max(io_workers, c.io_workers - threads_at_init().io_workers);
 }
 
 double process_cpu_seconds() {
@@ -380,6 +387,7 @@ void small_ops(MPI_File fh, int rank, int procs, bool write, size_t kib, int dep
 
 int main(int argc, char* argv[]) {
     MPI_Init(&argc, &argv);
+    threads_at_init() = other_threads();
     int rank = 0, procs = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &procs);
