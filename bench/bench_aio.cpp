@@ -28,7 +28,6 @@
 //            for one second:
 //   small <build> <procs> <read|write> <KiB> <depth> <ops/s> <mean latency us> <p99 us> <user threads> <io workers>
 // The engine of ROMIO's nonblocking I/O is the environment's (MPIR_CVAR_ROMIO_NBIO_ENGINE).
-#include <dirent.h>
 #include <fcntl.h>
 #include <mpi.h>
 #include <sys/mman.h>
@@ -39,14 +38,13 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
 #include <random>
-#include <sstream>
 #include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "bench_common.hpp"
+#include "process_tasks.hpp"
 
 namespace {
 
@@ -102,36 +100,14 @@ struct ThreadCount {
 
 ThreadCount other_threads() {
     ThreadCount c{-1, 0};  // the main thread is not counted
-    DIR* dir = opendir("/proc/self/task");
-    if (dir == nullptr) {
-        return ThreadCount{0, 0};
-    }
-    while (dirent* entry = readdir(dir)) {
-        if (entry->d_name[0] == '.') {
-            continue;
-        }
-        std::ifstream stat(std::string("/proc/self/task/") + entry->d_name + "/stat");
-        std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-        const size_t paren = text.rfind(')');
-        if (paren == std::string::npos) {
-            continue;
-        }
-        std::istringstream fields(text.substr(paren + 1));
-        std::string field;
-        unsigned long flags = 0;
-        for (int i = 3; i <= 9 && fields >> field; i++) {
-            if (i == 9) {
-                flags = std::stoul(field);
-            }
-        }
-        if (flags & 0x10) {
+    for (const process_tasks::Task& task : process_tasks::list()) {
+        if (task.io_worker) {
             c.io_workers++;
         } else {
             c.user++;
         }
     }
-    closedir(dir);
-    return c;
+    return c.user < 0 ? ThreadCount{0, 0} : c;
 }
 
 // The threads besides main that MPI_Init left (MPICH's and the network library's own): counted
@@ -415,7 +391,11 @@ int main(int argc, char* argv[]) {
             const size_t colon = spec.find(':');
             const size_t kib = static_cast<size_t>(std::atol(spec.substr(0, colon).c_str()));
             const int depth = colon == std::string::npos ? 256 : std::atoi(spec.c_str() + colon + 1);
+            // every measurement starts with no dirty page: the writeback of the file's creation
+            // or of the previous writes would otherwise run through the next measurement
+            MPI_File_sync(fh);
             small_ops(fh, rank, procs, false, kib, depth, kFileBytes);
+            MPI_File_sync(fh);
             small_ops(fh, rank, procs, true, kib, depth, kFileBytes);
         }
         MPI_File_close(&fh);

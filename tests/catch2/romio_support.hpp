@@ -29,13 +29,25 @@ public:
         MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
     }
     ~PrivateFile() {
-        MPI_File_close(&fh);
+        if (fh != MPI_FILE_NULL) {
+            MPI_File_close(&fh);
+        }
         std::remove(path_.c_str());
         rmdir(dir_.c_str());
     }
     PrivateFile(const PrivateFile&) = delete;
     PrivateFile& operator=(const PrivateFile&) = delete;
     const std::string& path() const { return path_; }
+    // MPI_File_close now (the file stays until the end); its return code
+    int close() { return MPI_File_close(&fh); }
+    // opens the closed file again with amode (errors returned); the return code of MPI_File_open
+    int reopen(int amode) {
+        const int rc = MPI_File_open(MPI_COMM_SELF, path_.c_str(), amode, MPI_INFO_NULL, &fh);
+        if (rc == MPI_SUCCESS) {
+            MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+        }
+        return rc;
+    }
     MPI_File fh = MPI_FILE_NULL;
 
 private:

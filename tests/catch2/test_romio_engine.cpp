@@ -7,7 +7,6 @@
 // cases, each in a process of its own, make io_uring_setup fail with a seccomp filter.
 #include <catch2/catch.hpp>
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -22,15 +21,14 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "mpi_test_support.hpp"
 #include "mpit_support.hpp"
+#include "process_tasks.hpp"
 #include "romio_support.hpp"
 
 using namespace reqtest;
@@ -130,35 +128,16 @@ std::string engine_cvar_value() {
     return found;
 }
 
-// The threads of this process that run user code: /proc/self/task without the kernel's
-// io_uring workers (flag PF_IO_WORKER, 0x10, in field 9 of their stat).
+// The threads of this process that run user code (the kernel's io_uring workers left out)
 std::set<int> user_threads() {
+    const std::vector<process_tasks::Task> tasks = process_tasks::list();
+    REQUIRE(!tasks.empty());
     std::set<int> tids;
-    DIR* dir = opendir("/proc/self/task");
-    REQUIRE(dir != nullptr);
-    while (dirent* entry = readdir(dir)) {
-        if (entry->d_name[0] == '.') {
-            continue;
-        }
-        std::ifstream stat(std::string("/proc/self/task/") + entry->d_name + "/stat");
-        std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-        const size_t paren = text.rfind(')');
-        if (paren == std::string::npos) {
-            continue;   // the thread exited meanwhile
-        }
-        std::istringstream fields(text.substr(paren + 1));
-        std::string field;
-        unsigned long flags = 0;
-        for (int i = 3; i <= 9 && fields >> field; i++) {
-            if (i == 9) {
-                flags = std::stoul(field);
-            }
-        }
-        if (!(flags & 0x10)) {
-            tids.insert(std::atoi(entry->d_name));
+    for (const process_tasks::Task& task : tasks) {
+        if (!task.io_worker) {
+            tids.insert(task.tid);
         }
     }
-    closedir(dir);
     return tids;
 }
 
@@ -409,56 +388,42 @@ TEST_CASE("a nonblocking write across the file-size limit fails, with what fits 
 
 TEST_CASE("MPI_File_close with io_uring operations in flight: the data lands, the requests complete",
           "[romio][io_uring]") {
-    char dir[] = "/tmp/reqstatus-romio-XXXXXX";
-    REQUIRE(mkdtemp(dir) != nullptr);
-    const std::string path = std::string(dir) + "/close" + std::to_string(world_rank()) + ".dat";
-    MPI_File fh = MPI_FILE_NULL;
-    REQUIRE(MPI_File_open(MPI_COMM_SELF, path.c_str(), MPI_MODE_CREATE | MPI_MODE_RDWR,
-                          MPI_INFO_NULL, &fh) == MPI_SUCCESS);
+    PrivateFile file;
     // closing a file with operations pending is erroneous (MPI 4.0, 14.2.2); on io_uring the
     // close waits for them, so neither the data nor the process suffers
-    REQUIRE(file_hint(fh, "romio_nbio_engine") == "io_uring");
+    REQUIRE(file_hint(file.fh, "romio_nbio_engine") == "io_uring");
     constexpr int kOps = 64, kInts = 65536;  // 256 KiB each
     std::vector<std::vector<int>> blocks(kOps, std::vector<int>(kInts));
     std::vector<MPI_Request> reqs(kOps, MPI_REQUEST_NULL);
     for (int i = 0; i < kOps; i++) {
         fill(blocks[static_cast<size_t>(i)], 500 + i);
-        REQUIRE(MPI_File_iwrite_at(fh, static_cast<MPI_Offset>(i) * kInts * 4,
+        REQUIRE(MPI_File_iwrite_at(file.fh, static_cast<MPI_Offset>(i) * kInts * 4,
                                    blocks[static_cast<size_t>(i)].data(), kInts, MPI_INT,
                                    &reqs[static_cast<size_t>(i)]) == MPI_SUCCESS);
     }
-    REQUIRE(MPI_File_close(&fh) == MPI_SUCCESS);
+    REQUIRE(file.close() == MPI_SUCCESS);
     std::vector<MPI_Status> st(kOps);
     REQUIRE(MPI_Waitall(kOps, reqs.data(), st.data()) == MPI_SUCCESS);
-    REQUIRE(MPI_File_open(MPI_COMM_SELF, path.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) ==
-            MPI_SUCCESS);
+    REQUIRE(file.reopen(MPI_MODE_RDONLY) == MPI_SUCCESS);
     std::vector<int> in(kInts);
     for (int i = 0; i < kOps; i++) {
         CHECK(count_of(st[static_cast<size_t>(i)], MPI_INT) == kInts);
-        REQUIRE(MPI_File_read_at(fh, static_cast<MPI_Offset>(i) * kInts * 4, in.data(), kInts,
-                                 MPI_INT, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        REQUIRE(MPI_File_read_at(file.fh, static_cast<MPI_Offset>(i) * kInts * 4, in.data(),
+                                 kInts, MPI_INT, MPI_STATUS_IGNORE) == MPI_SUCCESS);
         CHECK(in == blocks[static_cast<size_t>(i)]);
     }
-    MPI_File_close(&fh);
-    std::remove(path.c_str());
-    rmdir(dir);
 }
 
 TEST_CASE("a failed io_uring request completed before its file closes reports its error after",
           "[romio][io_uring]") {
     ErrorsReturn errors_return;
-    char dir[] = "/tmp/reqstatus-romio-XXXXXX";
-    REQUIRE(mkdtemp(dir) != nullptr);
-    const std::string path = std::string(dir) + "/late" + std::to_string(world_rank()) + ".dat";
-    MPI_File fh = MPI_FILE_NULL;
-    REQUIRE(MPI_File_open(MPI_COMM_SELF, path.c_str(), MPI_MODE_CREATE | MPI_MODE_RDWR,
-                          MPI_INFO_NULL, &fh) == MPI_SUCCESS);
-    REQUIRE(file_hint(fh, "romio_nbio_engine") == "io_uring");
+    PrivateFile file;
+    REQUIRE(file_hint(file.fh, "romio_nbio_engine") == "io_uring");
     std::vector<char> block(4096, 'z');
     MPI_Request req = MPI_REQUEST_NULL;
     {
         FileSizeLimit limit(1 << 20);
-        REQUIRE(MPI_File_iwrite_at(fh, 4 << 20, block.data(), 4096, MPI_CHAR, &req) ==
+        REQUIRE(MPI_File_iwrite_at(file.fh, 4 << 20, block.data(), 4096, MPI_CHAR, &req) ==
                 MPI_SUCCESS);
         // complete inside MPI (get_status), not freed: the request outlives its file
         int flag = 0;
@@ -468,7 +433,7 @@ TEST_CASE("a failed io_uring request completed before its file closes reports it
         }
         alarm(0);
     }
-    REQUIRE(MPI_File_close(&fh) == MPI_SUCCESS);
+    REQUIRE(file.close() == MPI_SUCCESS);
     MPI_Status st;
     const int rc = MPI_Wait(&req, &st);
     // the file is gone: the error goes where a request without a file sends it (the
@@ -476,8 +441,6 @@ TEST_CASE("a failed io_uring request completed before its file closes reports it
     CHECK(error_class_of(rc) == MPI_ERR_IO);
     CHECK(error_text(rc).find(std::strerror(EFBIG)) != std::string::npos);
     CHECK(req == MPI_REQUEST_NULL);
-    std::remove(path.c_str());
-    rmdir(dir);
 }
 
 // Hidden: MPI_Request_free on requests in flight (legal), then MPI_Finalize (after the case).
@@ -486,31 +449,22 @@ TEST_CASE("a failed io_uring request completed before its file closes reports it
 // the writes and the ring is torn down with their results recorded.
 TEST_CASE("ROMIO requests freed before they complete, then MPI_Finalize",
           "[.][romio-finalize-pending]") {
-    char dir[] = "/tmp/reqstatus-romio-XXXXXX";
-    REQUIRE(mkdtemp(dir) != nullptr);
-    const std::string path = std::string(dir) + "/pending" + std::to_string(world_rank()) + ".dat";
-    MPI_File fh = MPI_FILE_NULL;
-    REQUIRE(MPI_File_open(MPI_COMM_SELF, path.c_str(), MPI_MODE_CREATE | MPI_MODE_RDWR,
-                          MPI_INFO_NULL, &fh) == MPI_SUCCESS);
+    PrivateFile file;
     static std::vector<int> block(1 << 18, 7);   // must outlive the operations: MPI_Finalize
     for (int i = 0; i < 16; i++) {
         MPI_Request req = MPI_REQUEST_NULL;
-        REQUIRE(MPI_File_iwrite_at(fh, static_cast<MPI_Offset>(i) << 20, block.data(),
+        REQUIRE(MPI_File_iwrite_at(file.fh, static_cast<MPI_Offset>(i) << 20, block.data(),
                                    1 << 18, MPI_INT, &req) == MPI_SUCCESS);
         REQUIRE(MPI_Request_free(&req) == MPI_SUCCESS);
     }
-    const std::string engine = file_hint(fh, "romio_nbio_engine");
-    REQUIRE(MPI_File_close(&fh) == MPI_SUCCESS);   // io_uring: waits for the writes
+    const std::string engine = file_hint(file.fh, "romio_nbio_engine");
+    REQUIRE(file.close() == MPI_SUCCESS);   // io_uring: waits for the writes
     if (engine == "io_uring") {
         MPI_Offset size = 0;
-        REQUIRE(MPI_File_open(MPI_COMM_SELF, path.c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL,
-                              &fh) == MPI_SUCCESS);
-        MPI_File_get_size(fh, &size);
+        REQUIRE(file.reopen(MPI_MODE_RDONLY) == MPI_SUCCESS);
+        MPI_File_get_size(file.fh, &size);
         CHECK(size == (MPI_Offset{16} << 20));
-        MPI_File_close(&fh);
     }
-    std::remove(path.c_str());
-    rmdir(dir);
 }
 
 // Hidden: each changes the process for good (maint/run-all-tests runs it alone)
