@@ -53,13 +53,6 @@ inline std::string info_value(MPI_Comm comm, const char* key) {
     return flag ? std::string(value) : std::string();
 }
 
-inline std::string error_text(int code) {
-    char text[MPI_MAX_ERROR_STRING] = {0};
-    int len = 0;
-    MPI_Error_string(code, text, &len);
-    return std::string(text, static_cast<size_t>(len));
-}
-
 // Whether this MPICH is built for ch4:ucx (MPICH 4.0.2 builds it without the shm module: UCX
 // matches every message, intra-node too), from MPI_Get_library_version's "MPICH Device:" line.
 inline bool device_is_ucx() {

@@ -44,6 +44,14 @@ inline std::vector<MPI_Status> poisoned_statuses(int n) {
     return std::vector<MPI_Status>(static_cast<size_t>(n), poisoned_status());
 }
 
+// The text of an error code.
+inline std::string error_text(int code) {
+    char text[MPI_MAX_ERROR_STRING] = {0};
+    int len = 0;
+    MPI_Error_string(code, text, &len);
+    return std::string(text, static_cast<size_t>(len));
+}
+
 inline int count_of(const MPI_Status& s, MPI_Datatype type) {
     int count = -1;
     MPI_Get_count(&s, type, &count);

@@ -19,9 +19,10 @@ namespace reqtest {
 // A private file of this rank in a fresh directory, removed at the end.
 class PrivateFile {
 public:
-    PrivateFile() {
-        char dir[] = "/tmp/reqstatus-romio-XXXXXX";
-        REQUIRE(mkdtemp(dir) != nullptr);
+    // in a fresh directory under parent (a file system of the test's choice)
+    explicit PrivateFile(const std::string& parent = "/tmp") {
+        std::string dir = parent + "/reqstatus-romio-XXXXXX";
+        REQUIRE(mkdtemp(dir.data()) != nullptr);
         dir_ = dir;
         path_ = dir_ + "/rank" + std::to_string(world_rank()) + ".dat";
         REQUIRE(MPI_File_open(MPI_COMM_SELF, path_.c_str(), MPI_MODE_CREATE | MPI_MODE_RDWR,
@@ -53,6 +54,17 @@ public:
 private:
     std::string dir_, path_;
 };
+
+// The value of a file's hint key, "" if it has none.
+inline std::string file_hint(MPI_File fh, const char* key) {
+    MPI_Info info = MPI_INFO_NULL;
+    REQUIRE(MPI_File_get_info(fh, &info) == MPI_SUCCESS);
+    char value[MPI_MAX_INFO_VAL + 1] = {0};
+    int flag = 0;
+    MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
+    MPI_Info_free(&info);
+    return flag ? value : "";
+}
 
 // RLIMIT_FSIZE lowered and SIGXFSZ ignored for the scope: a write past the limit fails with
 // EFBIG instead of killing the process.

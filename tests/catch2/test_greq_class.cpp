@@ -8,6 +8,7 @@
 #include <cstring>
 #include <chrono>
 #include <thread>
+#include <limits>
 #include <vector>
 
 #include "greq_class_support.hpp"
@@ -238,6 +239,22 @@ TEST_CASE("MPIR_CVAR_GREQUEST_WAIT_BATCH and _TIMEOUT_MAX through MPI_T", "[greq
         for (const WaitCall& call : cls.wait_calls) {
             CHECK(call.timeout <= 0.0002);
             CHECK(call.timeout >= 1e-5);
+        }
+    }
+    SECTION("an infinite or huge cap reaches wait_fn as one slice of 60 s at most") {
+        for (const double huge : {std::numeric_limits<double>::infinity(), 1e20}) {
+            CvarSetting<double> cap("MPIR_CVAR_GREQUEST_WAIT_TIMEOUT_MAX", huge);
+            REQUIRE(cap.ok());
+            // later than the class's mean latency: the wait gets the cap
+            std::vector<MPI_Request> reqs = allocate_timed(ops, 1, 0.3);
+            cls.wait_calls.clear();
+            REQUIRE(MPI_Waitall(1, reqs.data(), MPI_STATUSES_IGNORE) == MPI_SUCCESS);
+            REQUIRE_FALSE(cls.wait_calls.empty());
+            for (const WaitCall& call : cls.wait_calls) {
+                INFO("cap " << huge << ", wait_fn timeout " << call.timeout);
+                CHECK(call.timeout <= 60.0);
+                CHECK(call.timeout >= 1e-5);
+            }
         }
     }
 }

@@ -2,9 +2,9 @@
 // POSIX AIO): the one chosen is what MPI_T and the file's hints report, and the kernel's answer
 // decides it under auto; no thread but the application's moves the data on io_uring; reads at
 // the end of the file, empty transfers, more operations than the ring holds, operations whose
-// submitting thread exits, writes across the file-size limit, a file closed with operations in
-// flight. The test command runs these cases with each engine; the hidden [romio-seccomp-*]
-// cases, each in a process of its own, make io_uring_setup fail with a seccomp filter.
+// submitting thread exits. The test command runs these cases with each engine; the hidden
+// [romio-seccomp-*] cases, each in a process of its own, make io_uring_setup fail with a seccomp
+// filter (and run the hostile programs of test_romio_hostile.cpp on the POSIX AIO it gives).
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
@@ -29,6 +29,7 @@
 #include "mpi_test_support.hpp"
 #include "mpit_support.hpp"
 #include "process_tasks.hpp"
+#include "romio_hostile.hpp"
 #include "romio_support.hpp"
 
 using namespace reqtest;
@@ -65,16 +66,6 @@ std::string engine_expected() {
         return kernel_accepts_io_uring() ? "io_uring" : "unavailable";
     }
     return kernel_accepts_io_uring() ? "io_uring" : "posix";
-}
-
-std::string file_hint(MPI_File fh, const char* key) {
-    MPI_Info info = MPI_INFO_NULL;
-    REQUIRE(MPI_File_get_info(fh, &info) == MPI_SUCCESS);
-    char value[MPI_MAX_INFO_VAL + 1] = {0};
-    int flag = 0;
-    MPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag);
-    MPI_Info_free(&info);
-    return flag ? value : "";
 }
 
 // The enumeration value of an engine's name: the order of the items in the control variable's
@@ -147,19 +138,6 @@ void fill(std::vector<int>& v, int seed) {
     }
 }
 
-std::string error_text(int code) {
-    char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(code, text, &len);
-    return std::string(text, static_cast<size_t>(len));
-}
-
-int error_class_of(int code) {
-    int cls = 0;
-    MPI_Error_class(code, &cls);
-    return cls;
-}
-
 // A seccomp filter on this thread (and the threads it creates) that fails io_uring_setup with
 // err; nothing else changes. It cannot be taken off: the process runs only this case.
 void refuse_io_uring_setup(int err) {
@@ -215,7 +193,7 @@ void check_fallback(int err) {
     int value = 1;
     MPI_Request req = MPI_REQUEST_NULL;
     const int rc = MPI_File_iwrite_at(file.fh, 0, &value, 1, MPI_INT, &req);
-    CHECK(error_class_of(rc) == MPI_ERR_IO);
+    CHECK(error_class(rc) == MPI_ERR_IO);
     INFO("error text: " << error_text(rc));
     CHECK(error_text(rc).find(std::strerror(err)) != std::string::npos);
     CHECK(req == MPI_REQUEST_NULL);
@@ -356,97 +334,10 @@ TEST_CASE("operations whose submitting thread exits before they complete still c
     }
 }
 
-TEST_CASE("a nonblocking write across the file-size limit fails, with what fits written",
-          "[romio]") {
-    ErrorsReturn errors_return;
-    PrivateFile file;
-    const std::string engine = file_hint(file.fh, "romio_nbio_engine");
-    std::vector<char> block(65536, 'y');
-    MPI_Status st;
-    MPI_Request req = MPI_REQUEST_NULL;
-    {
-        FileSizeLimit limit(1 << 20);
-        REQUIRE(MPI_File_iwrite_at(file.fh, (1 << 20) - 4096, block.data(), 65536, MPI_CHAR,
-                                   &req) == MPI_SUCCESS);
-        alarm(60);
-        const int rc = MPI_Wait(&req, &st);
-        alarm(0);
-        if (engine == "io_uring") {
-            // the short write is resumed for the rest, which fails: as a blocking write does
-            CHECK(error_class_of(rc) == MPI_ERR_IO);
-            CHECK(error_text(rc).find(std::strerror(EFBIG)) != std::string::npos);
-        } else {
-            // glibc's aio_write reports the short write as the result
-            CHECK(((rc == MPI_SUCCESS && count_of(st, MPI_CHAR) == 4096) ||
-                   error_class_of(rc) == MPI_ERR_IO));
-        }
-    }
-    MPI_Offset size = -1;
-    MPI_File_get_size(file.fh, &size);
-    CHECK(size == (1 << 20));
-}
-
-TEST_CASE("MPI_File_close with io_uring operations in flight: the data lands, the requests complete",
-          "[romio][io_uring]") {
-    PrivateFile file;
-    // closing a file with operations pending is erroneous (MPI 4.0, 14.2.2); on io_uring the
-    // close waits for them, so neither the data nor the process suffers
-    REQUIRE(file_hint(file.fh, "romio_nbio_engine") == "io_uring");
-    constexpr int kOps = 64, kInts = 65536;  // 256 KiB each
-    std::vector<std::vector<int>> blocks(kOps, std::vector<int>(kInts));
-    std::vector<MPI_Request> reqs(kOps, MPI_REQUEST_NULL);
-    for (int i = 0; i < kOps; i++) {
-        fill(blocks[static_cast<size_t>(i)], 500 + i);
-        REQUIRE(MPI_File_iwrite_at(file.fh, static_cast<MPI_Offset>(i) * kInts * 4,
-                                   blocks[static_cast<size_t>(i)].data(), kInts, MPI_INT,
-                                   &reqs[static_cast<size_t>(i)]) == MPI_SUCCESS);
-    }
-    REQUIRE(file.close() == MPI_SUCCESS);
-    std::vector<MPI_Status> st(kOps);
-    REQUIRE(MPI_Waitall(kOps, reqs.data(), st.data()) == MPI_SUCCESS);
-    REQUIRE(file.reopen(MPI_MODE_RDONLY) == MPI_SUCCESS);
-    std::vector<int> in(kInts);
-    for (int i = 0; i < kOps; i++) {
-        CHECK(count_of(st[static_cast<size_t>(i)], MPI_INT) == kInts);
-        REQUIRE(MPI_File_read_at(file.fh, static_cast<MPI_Offset>(i) * kInts * 4, in.data(),
-                                 kInts, MPI_INT, MPI_STATUS_IGNORE) == MPI_SUCCESS);
-        CHECK(in == blocks[static_cast<size_t>(i)]);
-    }
-}
-
-TEST_CASE("a failed io_uring request completed before its file closes reports its error after",
-          "[romio][io_uring]") {
-    ErrorsReturn errors_return;
-    PrivateFile file;
-    REQUIRE(file_hint(file.fh, "romio_nbio_engine") == "io_uring");
-    std::vector<char> block(4096, 'z');
-    MPI_Request req = MPI_REQUEST_NULL;
-    {
-        FileSizeLimit limit(1 << 20);
-        REQUIRE(MPI_File_iwrite_at(file.fh, 4 << 20, block.data(), 4096, MPI_CHAR, &req) ==
-                MPI_SUCCESS);
-        // complete inside MPI (get_status), not freed: the request outlives its file
-        int flag = 0;
-        alarm(60);
-        while (!flag) {
-            MPI_Request_get_status(req, &flag, MPI_STATUS_IGNORE);
-        }
-        alarm(0);
-    }
-    REQUIRE(file.close() == MPI_SUCCESS);
-    MPI_Status st;
-    const int rc = MPI_Wait(&req, &st);
-    // the file is gone: the error goes where a request without a file sends it (the
-    // communicator's handler: MPI_ERRORS_RETURN here), with its class and text intact
-    CHECK(error_class_of(rc) == MPI_ERR_IO);
-    CHECK(error_text(rc).find(std::strerror(EFBIG)) != std::string::npos);
-    CHECK(req == MPI_REQUEST_NULL);
-}
-
 // Hidden: MPI_Request_free on requests in flight (legal), then MPI_Finalize (after the case).
 // MPICH calls free_fn at once and polls the requests until they complete: neither engine may
-// drop their state before (POSIX AIO crashed in MPI_Finalize); on io_uring the close waits for
-// the writes and the ring is torn down with their results recorded.
+// drop their state before (POSIX AIO crashed in MPI_Finalize); the close waits for the writes,
+// and MPI_Finalize meets requests whose results are recorded but not yet completed.
 TEST_CASE("ROMIO requests freed before they complete, then MPI_Finalize",
           "[.][romio-finalize-pending]") {
     PrivateFile file;
@@ -457,14 +348,11 @@ TEST_CASE("ROMIO requests freed before they complete, then MPI_Finalize",
                                    1 << 18, MPI_INT, &req) == MPI_SUCCESS);
         REQUIRE(MPI_Request_free(&req) == MPI_SUCCESS);
     }
-    const std::string engine = file_hint(file.fh, "romio_nbio_engine");
-    REQUIRE(file.close() == MPI_SUCCESS);   // io_uring: waits for the writes
-    if (engine == "io_uring") {
-        MPI_Offset size = 0;
-        REQUIRE(file.reopen(MPI_MODE_RDONLY) == MPI_SUCCESS);
-        MPI_File_get_size(file.fh, &size);
-        CHECK(size == (MPI_Offset{16} << 20));
-    }
+    REQUIRE(file.close() == MPI_SUCCESS);   // waits for the writes
+    MPI_Offset size = 0;
+    REQUIRE(file.reopen(MPI_MODE_RDONLY) == MPI_SUCCESS);
+    MPI_File_get_size(file.fh, &size);
+    CHECK(size == (MPI_Offset{16} << 20));
 }
 
 // Hidden: each changes the process for good (maint/run-all-tests runs it alone)
@@ -476,4 +364,17 @@ TEST_CASE("auto falls back to POSIX AIO when io_uring_setup fails with ENOSYS",
 TEST_CASE("auto falls back to POSIX AIO when io_uring_setup fails with EPERM",
           "[.][romio-seccomp-eperm]") {
     check_fallback(EPERM);
+}
+
+TEST_CASE("on the POSIX AIO auto falls back to, hostile programs lose no byte",
+          "[.][romio-seccomp-hostile]") {
+    REQUIRE(engine_asked() == "auto");
+    refuse_io_uring_setup(ENOSYS);
+    {
+        PrivateFile file;
+        REQUIRE(file_hint(file.fh, "romio_nbio_engine") == "posix");
+    }
+    check_close_with_writes_in_flight(false);
+    check_close_with_writes_in_flight(true);
+    check_writes_across_file_size_limit();
 }
