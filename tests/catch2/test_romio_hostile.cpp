@@ -13,6 +13,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstdint>
@@ -400,4 +402,51 @@ TEST_CASE("a write the kernel stalls: MPI_Wait sleeps whatever the wait cap", "[
         CHECK(cpu < 0.25 * wall);
         CHECK(read_back(file.fh, 0, kMiB) == content);
     }
+}
+
+// Hidden, with [romio-stall]'s needs: MPI_File_close waits for a stalled write without ROMIO's
+// lock, so another thread's I/O on another file goes on meanwhile.
+TEST_CASE("closing a file whose write the kernel stalls leaves other threads' I/O going",
+          "[.][romio-stall]") {
+    constexpr double kStall = 1.5;
+    std::vector<char> content(kMiB);
+    fill(content, 400);
+    PrivateFile stalled_file, other_file;
+    StalledBuffer buffer(content, kStall);
+    MPI_Request req = MPI_REQUEST_NULL;
+    REQUIRE(MPI_File_iwrite_at(stalled_file.fh, 0, buffer.data(), static_cast<int>(kMiB), MPI_CHAR,
+                               &req) == MPI_SUCCESS);
+    REQUIRE(MPI_Request_free(&req) == MPI_SUCCESS);
+    std::atomic<bool> closing_done{false};
+    double slowest = 0;
+    int writes = 0;
+    std::thread other([&] {
+        std::vector<char> block(4096, 'o');
+        while (!closing_done.load()) {
+            MPI_Request r = MPI_REQUEST_NULL;
+            const double t0 = wall_seconds();
+            if (MPI_File_iwrite_at(other_file.fh, 0, block.data(), 4096, MPI_CHAR, &r) != MPI_SUCCESS ||
+                MPI_Wait(&r, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+                slowest = 1e9;
+                return;
+            }
+            slowest = std::max(slowest, wall_seconds() - t0);
+            writes++;
+        }
+    });
+    const double t0 = wall_seconds();
+    {
+        Watchdog watchdog("MPI_File_close of a stalled file", 120);
+        CHECK(stalled_file.close() == MPI_SUCCESS);
+    }
+    const double close_seconds = wall_seconds() - t0;
+    closing_done = true;
+    other.join();
+    INFO("close " << close_seconds << " s; the other thread's slowest write " << slowest << " s, "
+                  << writes << " writes");
+    CHECK(close_seconds >= 0.5 * kStall);   // the close waited for the stalled write
+    CHECK(slowest < 0.25 * kStall);
+    CHECK(writes > 10);
+    REQUIRE(stalled_file.reopen(MPI_MODE_RDONLY) == MPI_SUCCESS);
+    CHECK(read_back(stalled_file.fh, 0, kMiB) == content);
 }
