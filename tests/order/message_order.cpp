@@ -16,6 +16,8 @@
 // usage: mpiexec -n P message_order [MESSAGES [SEED [SECONDS]]]   (defaults 1000, 1, 300)
 // MESSAGE_ORDER_SWAP=1 in the environment: each stream's first two messages of one tag are sent
 // the other way round, so the run must report a broken order (the checker's own test).
+// MESSAGE_ORDER_FORMS=digits: only those receive forms (0 MPI_Recv, 1 MPI_Irecv, 2 persistent,
+// 3 MPI_Probe + MPI_Recv, 4 MPI_Mprobe, 5 MPI_Improbe), to narrow a failure down.
 // prints "message_order: P ranks, N messages per stream, seed S: order kept" on rank 0 (exit 0);
 // a wrong message is printed and ends the job with MPI_Abort (exit 1), a hang exits 3.
 #include <mpi.h>
@@ -162,6 +164,22 @@ enum Form { kRecv, kIrecv, kPersistent, kProbeRecv, kMprobe, kImprobe, kForms };
 const char* const kFormNames[] = {"MPI_Recv", "MPI_Irecv", "MPI_Recv_init+MPI_Start", "MPI_Probe+MPI_Recv",
                                   "MPI_Mprobe+MPI_Mrecv", "MPI_Improbe+MPI_Imrecv"};
 
+// MESSAGE_ORDER_FORMS: the receive forms to draw from, by their numbers in kFormNames (e.g.
+// "01" for MPI_Recv and MPI_Irecv only); default all
+std::vector<int> forms_in_use() {
+    std::vector<int> forms;
+    const char* only = std::getenv("MESSAGE_ORDER_FORMS");
+    for (int f = 0; f < kForms; f++) {
+        if (!only || std::strchr(only, '0' + f)) {
+            forms.push_back(f);
+        }
+    }
+    if (forms.empty()) {
+        forms.push_back(kRecv);
+    }
+    return forms;
+}
+
 struct Posted {
     int source = 0;    // the stream the receive must take its message from
     int seq = 0;       // and which one
@@ -241,7 +259,7 @@ private:
             next++;
         }
         left_--;
-        p.form = static_cast<int>(rng_() % kForms);
+        p.form = forms_[rng_() % forms_.size()];
         p.buf.resize(kLargest);    // a wrong message is reported, not truncated
         return p;
     }
@@ -370,6 +388,7 @@ private:
     std::vector<int> next_;    // per source: its first unclaimed message
     std::vector<std::vector<bool>> claimed_;
     int left_ = 0;
+    std::vector<int> forms_ = forms_in_use();
 };
 
 }  // namespace
