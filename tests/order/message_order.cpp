@@ -86,15 +86,42 @@ volatile sig_atomic_t g_waiting_source = -1;
 volatile sig_atomic_t g_waiting_seq = -1;
 int g_rank = 0;
 
+// appends text or a decimal number to line at n (async-signal-safe: no stdio)
+void put(char* line, size_t& n, const char* text) {
+    while (*text && n < 159) {
+        line[n++] = *text++;
+    }
+}
+void put(char* line, size_t& n, long value) {
+    char digits[24];
+    size_t k = 0;
+    const bool negative = value < 0;
+    unsigned long v = negative ? 0ul - static_cast<unsigned long>(value) : static_cast<unsigned long>(value);
+    do {
+        digits[k++] = static_cast<char>('0' + v % 10);
+        v /= 10;
+    } while (v && k < sizeof digits);
+    if (negative && n < 159) {
+        line[n++] = '-';
+    }
+    while (k && n < 159) {
+        line[n++] = digits[--k];
+    }
+}
+
 void on_alarm(int) {
     char line[160];
-    const int n = std::snprintf(line, sizeof line,
-                                "message_order: rank %d hangs: %d received, waiting for source %d seq %d\n",
-                                g_rank, static_cast<int>(g_received), static_cast<int>(g_waiting_source),
-                                static_cast<int>(g_waiting_seq));
-    if (n > 0) {
-        (void) !write(2, line, static_cast<size_t>(n));
-    }
+    size_t n = 0;
+    put(line, n, "message_order: rank ");
+    put(line, n, static_cast<long>(g_rank));
+    put(line, n, " hangs: ");
+    put(line, n, static_cast<long>(g_received));
+    put(line, n, " received, waiting for source ");
+    put(line, n, static_cast<long>(g_waiting_source));
+    put(line, n, " message ");
+    put(line, n, static_cast<long>(g_waiting_seq));
+    put(line, n, " (or one posted after it)\n");
+    (void) !write(2, line, n);
     _exit(3);
 }
 
@@ -155,7 +182,7 @@ public:
     }
 
 private:
-    std::vector<std::vector<unsigned char>> bufs_;
+    std::vector<std::vector<unsigned char>> bufs_;    // each message its own heap block: stays put when bufs_ grows
     std::vector<MPI_Request> reqs_;
     std::vector<size_t> persistent_;
 };
@@ -175,11 +202,15 @@ std::vector<int> forms_in_use() {
         }
     }
     if (forms.empty()) {
-        forms.push_back(kRecv);
+        std::fprintf(stderr, "message_order: MESSAGE_ORDER_FORMS=%s names no form (digits 0-%d)\n", only,
+                     kForms - 1);
+        MPI_Abort(MPI_COMM_WORLD, 2);
     }
     return forms;
 }
 
+// Posted receives live in a std::vector whose elements move: each one's buffer is its own heap
+// block, which a move keeps in place, so MPI's pointer into it stays valid.
 struct Posted {
     int source = 0;    // the stream the receive must take its message from
     int seq = 0;       // and which one
@@ -260,7 +291,8 @@ private:
         }
         left_--;
         p.form = forms_[rng_() % forms_.size()];
-        p.buf.resize(kLargest);    // a wrong message is reported, not truncated
+        p.buf.assign(kLargest, 0xa5);    // larger than any message: a wrong one is reported, not
+                                         // truncated; poisoned: a receive that wrote nothing fails
         return p;
     }
 
@@ -283,7 +315,10 @@ private:
             MPI_Start(&p.req);
             return;
         case kProbeRecv:
+            // the probe must find the claimed message itself: the receive after it could
+            // take the right one even when the probe saw another
             MPI_Probe(p.src_arg, p.tag_arg, MPI_COMM_WORLD, &st);
+            check_status(p, st, "MPI_Probe");
             MPI_Recv(p.buf.data(), bytes, MPI_BYTE, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &st);
             check(p, st);
             return;
@@ -359,27 +394,50 @@ private:
         }
     }
 
-    // a wrong message ends the job: the other ranks' sends are still in flight
+    const Message& wanted(const Posted& p) const {
+        return streams_[static_cast<size_t>(p.source)][static_cast<size_t>(p.seq)];
+    }
+
+    // a status that is not the claimed message's ends the job (the other ranks' sends are
+    // still in flight)
+    void check_status(const Posted& p, const MPI_Status& st, const char* call) const {
+        int count = -1;
+        MPI_Get_count(&st, MPI_BYTE, &count);
+        const Message& want = wanted(p);
+        if (st.MPI_SOURCE != p.source || st.MPI_TAG != want.tag || count != want.bytes) {
+            report(p, call, -1, -1, st, count);
+        }
+    }
+
     void check(const Posted& p, const MPI_Status& st) {
         g_received = g_received + 1;
         Header h{};
         int count = -1;
         MPI_Get_count(&st, MPI_BYTE, &count);
         std::memcpy(&h, p.buf.data(), sizeof h);
-        const Message& want = streams_[static_cast<size_t>(p.source)][static_cast<size_t>(p.seq)];
+        const Message& want = wanted(p);
         bool good = st.MPI_SOURCE == p.source && st.MPI_TAG == want.tag && count == want.bytes &&
-                    h.source == p.source && h.seq == p.seq;
+                    h.source == p.source && h.seq == p.seq && h.tag == want.tag && h.bytes == want.bytes;
         for (size_t i = sizeof h; good && i < static_cast<size_t>(want.bytes); i++) {
             good = p.buf[i] == fill_byte(p.source, p.seq, i);
         }
         if (!good) {
-            std::fprintf(stderr,
-                         "message_order: rank %d, %s (source %d, tag %d): expected message %d of source %d "
-                         "(tag %d, %d B), got message %d of source %d (status: source %d, tag %d, %d B)\n",
-                         rank_, kFormNames[p.form], p.src_arg, p.tag_arg, p.seq, p.source, want.tag, want.bytes,
-                         h.seq, h.source, st.MPI_SOURCE, st.MPI_TAG, count);
-            MPI_Abort(MPI_COMM_WORLD, 1);
+            report(p, kFormNames[p.form], h.seq, h.source, st, count);
         }
+    }
+
+    [[noreturn]] void report(const Posted& p, const char* call, int got_seq, int got_source, const MPI_Status& st,
+                             int count) const {
+        const Message& want = wanted(p);
+        const std::string src = p.src_arg == MPI_ANY_SOURCE ? "MPI_ANY_SOURCE" : std::to_string(p.src_arg);
+        const std::string tag = p.tag_arg == MPI_ANY_TAG ? "MPI_ANY_TAG" : std::to_string(p.tag_arg);
+        std::fprintf(stderr,
+                     "message_order: rank %d, %s (%s, %s): expected message %d of source %d (tag %d, %d B), "
+                     "got message %d of source %d (status: source %d, tag %d, %d B)\n",
+                     rank_, call, src.c_str(), tag.c_str(), p.seq, p.source, want.tag, want.bytes, got_seq,
+                     got_source, st.MPI_SOURCE, st.MPI_TAG, count);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+        std::abort();
     }
 
     int rank_;
@@ -391,6 +449,21 @@ private:
     std::vector<int> forms_ = forms_in_use();
 };
 
+// argv[i] as a number in [low, high], fallback when absent; anything else ends the job
+long argument(int argc, char** argv, int i, long fallback, long low, long high) {
+    if (argc <= i) {
+        return fallback;
+    }
+    char* end = nullptr;
+    const long value = std::strtol(argv[i], &end, 10);
+    if (end == argv[i] || *end != '\0' || value < low || value > high) {
+        std::fprintf(stderr, "usage: message_order [MESSAGES [SEED [SECONDS]]]: '%s' is not in [%ld, %ld]\n",
+                     argv[i], low, high);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    return value;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -398,21 +471,29 @@ int main(int argc, char** argv) {
     int size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    const int messages = argc > 1 ? std::atoi(argv[1]) : 1000;
-    const unsigned seed = argc > 2 ? static_cast<unsigned>(std::atoi(argv[2])) : 1u;
-    const int seconds = argc > 3 ? std::atoi(argv[3]) : 300;
-    signal(SIGALRM, on_alarm);
+    const long messages = argument(argc, argv, 1, 1000, 1, 1000000);
+    const auto seed = static_cast<unsigned>(argument(argc, argv, 2, 1, 0, 1L << 30));
+    const long seconds = argument(argc, argv, 3, 300, 1, 86400);
+    if (size < 2) {
+        if (g_rank == 0) {
+            std::fprintf(stderr, "message_order: needs at least 2 processes\n");
+        }
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    struct sigaction on_timeout {};
+    on_timeout.sa_handler = on_alarm;
+    sigaction(SIGALRM, &on_timeout, nullptr);
     alarm(static_cast<unsigned>(seconds));
-    if (size >= 2) {
-        Receiver receiver(g_rank, size, messages, seed);
-        Sender sender(g_rank, size, messages, seed);
+    {
+        Receiver receiver(g_rank, size, static_cast<int>(messages), seed);
+        Sender sender(g_rank, size, static_cast<int>(messages), seed);
         receiver.run(sender);
     }
     MPI_Barrier(MPI_COMM_WORLD);
     alarm(0);
     if (g_rank == 0) {
-        std::printf("message_order: %d ranks, %d messages per stream, seed %u: order kept\n", size, messages, seed);
+        std::printf("message_order: %d ranks, %ld messages per stream, seed %u: order kept\n", size, messages, seed);
     }
     MPI_Finalize();
-    return size >= 2 ? 0 : 2;
+    return 0;
 }
