@@ -6,7 +6,8 @@
 // MPI_Request_get_status, which the tool does not wrap) before the call.
 // Ranks work in pairs (an even world size): each odd rank sends to the even rank before it, every
 // even rank completes its requests through the call; rank 0 prints.
-// usage: tool_scenarios SCENARIO CALL   (mpiexec -n 2 or -n 4)
+// usage: tool_scenarios SCENARIO|all CALL|all   (mpiexec -n 2 or -n 4); with "all", every
+// scenario or call in turn, in one process, each pair after a line " pair SCENARIO CALL".
 #include <mpi.h>
 
 #include <cstdio>
@@ -234,16 +235,25 @@ void grequests(const std::string& call) {
     complete_with(call, reqs, remaining);
 }
 
-}  // namespace
+const std::vector<std::string> kScenarios{"pt2pt", "persistent", "cancelled", "grequests"};
+const std::vector<std::string> kCalls{"MPI_Testany",  "MPI_Waitany", "MPI_Testsome",
+                                      "MPI_Waitsome", "MPI_Testall", "MPI_Waitall"};
 
-int main(int argc, char* argv[]) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
-    const std::string scenario = argc > 1 ? argv[1] : "";
-    const std::string call = argc > 2 ? argv[2] : "";
-    int rc = 0;
+// The names an argument stands for ("all": every one); empty if it names none.
+std::vector<std::string> chosen(const char* arg, const std::vector<std::string>& known) {
+    const std::string name = arg ? arg : "";
+    if (name == "all") {
+        return known;
+    }
+    for (const auto& k : known) {
+        if (k == name) {
+            return {k};
+        }
+    }
+    return {};
+}
+
+void run_scenario(const std::string& scenario, const std::string& call) {
     if (scenario == "pt2pt") {
         if (!is_sender()) {
             pt2pt_receiver(call);
@@ -254,13 +264,39 @@ int main(int argc, char* argv[]) {
         persistent(call);
     } else if (scenario == "cancelled") {
         cancelled(call);
-    } else if (scenario == "grequests") {
-        grequests(call);
     } else {
-        std::fprintf(stderr, "usage: tool_scenarios pt2pt|persistent|cancelled|grequests CALL\n");
-        rc = 2;
+        grequests(call);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char* argv[]) {
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    const auto scenarios = chosen(argc > 1 ? argv[1] : nullptr, kScenarios);
+    const auto calls = chosen(argc > 2 ? argv[2] : nullptr, kCalls);
+    if (scenarios.empty() || calls.empty()) {
+        std::fprintf(stderr, "usage: tool_scenarios pt2pt|persistent|cancelled|grequests|all "
+                             "MPI_Testany|MPI_Waitany|MPI_Testsome|MPI_Waitsome|MPI_Testall|"
+                             "MPI_Waitall|all\n");
+        MPI_Finalize();
+        return 2;
+    }
+    const bool several = scenarios.size() * calls.size() > 1;
+    for (const auto& scenario : scenarios) {
+        for (const auto& call : calls) {
+            if (several && rank_ == 0) {
+                // a leading blank: not a completion (the tools' logs hold none of these)
+                std::printf(" pair %s %s\n", scenario.c_str(), call.c_str());
+            }
+            run_scenario(scenario, call);
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
     }
     std::fflush(stdout);
     MPI_Finalize();
-    return rc;
+    return 0;
 }
