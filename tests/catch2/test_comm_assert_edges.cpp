@@ -662,6 +662,10 @@ TEST_CASE("comm assertions: after a switch declined on one process (a wildcard r
                 MPI_SUCCESS);
     }
     REQUIRE(MPI_Comm_set_info(comm, on) == MPI_SUCCESS);
+    // the message is sent only after every set_info returned: sent earlier, it could match the
+    // wildcard during the receiver's set_info (its collective makes progress; seen between two
+    // hosts) and the receiver would rightly switch
+    MPI_Barrier(MPI_COMM_WORLD);
     if (is_receiver()) {
         MPI_Status st;
         REQUIRE(MPI_Wait(&pending, &st) == MPI_SUCCESS);
