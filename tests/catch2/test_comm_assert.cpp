@@ -282,7 +282,8 @@ LengthCase exchange(int sent, const Receive4& how) {
 
 }  // namespace
 
-TEST_CASE("comm assertions: exact_length: a shorter message is MPI_ERR_COUNT, its data delivered", "[assert]") {
+TEST_CASE("comm assertions: exact_length: a shorter message is MPI_ERR_COUNT, its data delivered",
+          "[assert][truncate]") {
     ErrorsReturn errors_return;  // the array forms raise on MPI_COMM_WORLD, as stock does
     const std::vector<std::pair<const char*, Receive4>> forms = {
         {"MPI_Recv",

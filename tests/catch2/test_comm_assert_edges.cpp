@@ -396,7 +396,7 @@ int run_row(const Row& row, MPI_Comm comm, CommAssertPvars& pvars, int sent1) {
 }  // namespace
 
 TEST_CASE("comm assertions: exact_length answers the same in every completion call and status "
-          "argument (table)", "[assert]") {
+          "argument (table)", "[assert][truncate]") {
     ErrorsReturn errors_return;  // the array forms raise on MPI_COMM_WORLD, as stock does
     CvarSetting<int> detect("MPIR_CVAR_COMM_ASSERT_DETECT", 1);
     REQUIRE(detect.ok());
