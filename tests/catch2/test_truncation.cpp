@@ -195,3 +195,34 @@ TEST_CASE("truncation: a noncontiguous receive gets its elements and the next me
     }
     MPI_Type_free(&every_other);
 }
+
+TEST_CASE("truncation: two blocks of 10000 bytes take 20000 of a 30000-byte message",
+          "[truncate]") {
+    REQUIRE(world_size() % 2 == 0);
+    ReturningComm comm;
+    MPI_Datatype two_blocks;  // 10000 bytes, a gap of 2000, 10000 bytes: few blocks, above 16 KiB
+    MPI_Type_vector(2, 10000, 12000, MPI_BYTE, &two_blocks);
+    MPI_Type_commit(&two_blocks);
+    Watchdog dog("two-block truncation");
+    if (receives()) {
+        std::vector<unsigned char> buf(24000, kCanaryByte);
+        MPI_Status st = poisoned_status();
+        int rc = MPI_Recv(buf.data(), 1, two_blocks, pair_peer(), kDataTag, comm.get(), &st);
+        CHECK(error_class(rc) == MPI_ERR_TRUNCATE);
+        CHECK(count_of(st, MPI_BYTE) == 20000);
+        size_t changed = 0;  // the gap and what lies past the second block
+        for (size_t i = 10000; i < 12000; i++) {
+            changed += buf[i] != kCanaryByte;
+        }
+        for (size_t i = 22000; i < buf.size(); i++) {
+            changed += buf[i] != kCanaryByte;
+        }
+        CHECK(changed == 0);
+    } else {
+        std::vector<unsigned char> msg(30000, 0x11);
+        REQUIRE(MPI_Send(msg.data(), 30000, MPI_BYTE, pair_peer(), kDataTag, comm.get()) ==
+                MPI_SUCCESS);
+    }
+    exchange_next(comm.get(), 7);
+    MPI_Type_free(&two_blocks);
+}
