@@ -51,9 +51,34 @@ int tag_of(int t) { return t + 1; }
 std::atomic<long long> g_seed{0};
 std::atomic<int> g_round{-1};
 std::atomic<int> g_phase{0};
+// the blocking call under way in "receives after the switch": which of them hung
+std::atomic<const char*> g_call{""};
+std::atomic<int> g_call_comm{-1}, g_call_src{0}, g_call_tag{0};
 const char* const kPhases[] = {"start", "pre-posting receives", "first sends",
                                "MPI_Comm_set_info", "second sends", "receives after the switch",
                                "completion", "end of round", "recreating communicators"};
+
+std::string call_text() {
+    if (!*g_call.load()) {
+        return "";
+    }
+    std::ostringstream out;
+    out << g_call.load() << "(" << g_call_src.load() << ", " << g_call_tag.load()
+        << ") on communicator " << g_call_comm.load();
+    return out.str();
+}
+
+// names the blocking call in progress for the watchdog; cleared when it returns
+class CallUnderWay {
+public:
+    CallUnderWay(const char* call, int comm, int src, int tag) {
+        g_call_comm = comm;
+        g_call_src = src;
+        g_call_tag = tag;
+        g_call = call;
+    }
+    ~CallUnderWay() { g_call = ""; }
+};
 
 class SwitchWatchdog {
 public:
@@ -73,10 +98,11 @@ private:
         if (!cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; })) {
             std::fprintf(stderr,
                          "watchdog: comm assertion switch test, rank %d, seed %lld, round %d "
-                         "(%s) did not finish within %.0f s: hang (reproduce with "
+                         "(%s%s%s) did not finish within %.0f s: hang (reproduce with "
                          "COMM_ASSERT_SWITCH_SEED=%lld)\n",
                          world_rank(), g_seed.load(), g_round.load(), kPhases[g_phase.load()],
-                         seconds, g_seed.load());
+                         *g_call.load() ? ": " : "", call_text().c_str(), seconds,
+                         g_seed.load());
             std::fflush(stderr);
             std::abort();
         }
@@ -381,6 +407,9 @@ private:
             kind = 0;
         }
         MPI_Status st;
+        static const char* const kCalls[] = {"MPI_Irecv", "MPI_Start", "MPI_Recv", "MPI_Probe",
+                                             "MPI_Iprobe loop", "MPI_Mprobe", "MPI_Improbe loop"};
+        CallUnderWay under_way(kCalls[kind], c.id, src, tag);
         switch (kind) {
             case 0:
                 post_irecv(c, src, tag);
@@ -410,6 +439,8 @@ private:
                 }
                 op.probe_source = st.MPI_SOURCE;
                 op.probe_tag = st.MPI_TAG;
+                CallUnderWay recv_under_way("MPI_Recv of the probed message", c.id, st.MPI_SOURCE,
+                                            st.MPI_TAG);
                 rc = MPI_Recv(op.data.data(), kInts, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, c.comm,
                               &st);
                 blocking_done(op, rc, st);
