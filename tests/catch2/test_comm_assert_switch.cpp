@@ -59,11 +59,12 @@ const char* const kPhases[] = {"start", "pre-posting receives", "first sends",
                                "completion", "end of round", "recreating communicators"};
 
 std::string call_text() {
-    if (!*g_call.load()) {
+    const char* call = g_call.load();
+    if (!*call) {
         return "";
     }
     std::ostringstream out;
-    out << g_call.load() << "(" << g_call_src.load() << ", " << g_call_tag.load()
+    out << ": " << call << "(" << g_call_src.load() << ", " << g_call_tag.load()
         << ") on communicator " << g_call_comm.load();
     return out.str();
 }
@@ -98,10 +99,10 @@ private:
         if (!cv_.wait_for(lock, std::chrono::duration<double>(seconds), [this] { return done_; })) {
             std::fprintf(stderr,
                          "watchdog: comm assertion switch test, rank %d, seed %lld, round %d "
-                         "(%s%s%s) did not finish within %.0f s: hang (reproduce with "
+                         "(%s%s) did not finish within %.0f s: hang (reproduce with "
                          "COMM_ASSERT_SWITCH_SEED=%lld)\n",
                          world_rank(), g_seed.load(), g_round.load(), kPhases[g_phase.load()],
-                         *g_call.load() ? ": " : "", call_text().c_str(), seconds,
+                         call_text().c_str(), seconds,
                          g_seed.load());
             std::fflush(stderr);
             std::abort();
@@ -407,7 +408,7 @@ private:
             kind = 0;
         }
         MPI_Status st;
-        static const char* const kCalls[] = {"MPI_Irecv", "MPI_Start", "MPI_Recv", "MPI_Probe",
+        static const char* const kCalls[] = {"MPI_Irecv", "MPI_Irecv", "MPI_Recv", "MPI_Probe",
                                              "MPI_Iprobe loop", "MPI_Mprobe", "MPI_Improbe loop"};
         CallUnderWay under_way(kCalls[kind], c.id, src, tag);
         switch (kind) {
