@@ -4,7 +4,7 @@
 // written just before it is read, so reads come from the page cache.
 // Each iteration first runs the computation alone, then the I/O with it: on a machine whose
 // CPU speed drifts (a VM), the difference of the two is what the I/O cost, the engine's figure.
-// Per size, medians over the iterations of the slowest process:
+// Per size, medians over the iterations of each iteration's slowest process:
 //   steps <build> <procs> <read|write> <secs> <bytes> <MiB/s> <alone us> <excess us> <post us>
 //         <compute us> <wait us> <wait cpu us> <other cpu us>
 // where MiB/s = bytes / (post + compute + wait), alone is the computation without I/O, excess
@@ -55,7 +55,17 @@ long calibrate(double seconds) {
 
 double median(std::vector<double> v) {
     std::sort(v.begin(), v.end());
-    return v.empty() ? 0.0 : v[v.size() / 2];
+    const size_t n = v.size();
+    return n == 0 ? 0.0 : (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
+}
+
+void check(int err, const char* what) {
+    if (err == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(err, text, &len);
+    std::fprintf(stderr, "%s failed: %s\n", what, text);
+    MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
 // One operation's steps, of the slowest process (as IMB reports the slowest), in seconds
@@ -80,32 +90,40 @@ std::vector<double> iterate(const Loop& loop, int rank, double* alone) {
 
     MPI_Request req;
     const int count = static_cast<int>(loop.bytes);
+    const char want = static_cast<char>('a' + rank);
+    if (!loop.write) {
+        loop.buf.front() = loop.buf.back() = '?';   // the read must bring this rank's bytes back
+    }
     const double p0 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID), m0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
     const double t0 = MPI_Wtime();
     if (loop.write)
-        MPI_File_iwrite_at(loop.fh, 0, loop.buf.data(), count, MPI_BYTE, &req);
+        check(MPI_File_iwrite_at(loop.fh, 0, loop.buf.data(), count, MPI_BYTE, &req), "MPI_File_iwrite_at");
     else
-        MPI_File_iread_at(loop.fh, 0, loop.buf.data(), count, MPI_BYTE, &req);
+        check(MPI_File_iread_at(loop.fh, 0, loop.buf.data(), count, MPI_BYTE, &req), "MPI_File_iread_at");
     const double t1 = MPI_Wtime();
     exploit(loop.reps);
     const double t2 = MPI_Wtime(), w0 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
     MPI_Status status;
-    MPI_Wait(&req, &status);
+    check(MPI_Wait(&req, &status), "MPI_Wait");
     const double t3 = MPI_Wtime(), m1 = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
     const double p1 = cpu_seconds(CLOCK_PROCESS_CPUTIME_ID);
 
     int got = 0;
     MPI_Get_count(&status, MPI_BYTE, &got);
-    const char want = static_cast<char>('a' + rank);
     if (got != count || loop.buf.front() != want || loop.buf.back() != want) {
         std::fprintf(stderr, "rank %d: %s moved %d of %ld bytes, or not this rank's\n", rank,
                      loop.write ? "write" : "read", got, loop.bytes);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    std::vector<double> mine = {t3 - t0, t1 - t0, t2 - t1, t3 - t2, m1 - w0, (p1 - p0) - (m1 - m0)};
-    std::vector<double> all(kSteps);
-    MPI_Allreduce(mine.data(), all.data(), kSteps, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return all;
+    // every step of the process whose operation took longest
+    std::vector<double> steps = {t3 - t0, t1 - t0, t2 - t1, t3 - t2, m1 - w0, (p1 - p0) - (m1 - m0)};
+    struct {
+        double total;
+        int rank;
+    } mine{steps[kTotal], rank}, slowest{};
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
+    MPI_Bcast(steps.data(), kSteps, MPI_DOUBLE, slowest.rank, MPI_COMM_WORLD);
+    return steps;
 }
 
 // Every iteration of one size on this rank's file (written first, as IMB does); prints its line
@@ -114,8 +132,10 @@ void measure(const std::string& dir, const char* op, double secs, long reps, lon
     std::vector<char> buf(bytes, static_cast<char>('a' + rank));
     const std::string path = dir + "/io_steps." + std::to_string(rank);
     Loop loop{MPI_FILE_NULL, std::string(op) == "write", bytes, reps, buf};
-    MPI_File_open(MPI_COMM_SELF, path.c_str(), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &loop.fh);
-    MPI_File_write_at(loop.fh, 0, buf.data(), static_cast<int>(bytes), MPI_BYTE, MPI_STATUS_IGNORE);
+    check(MPI_File_open(MPI_COMM_SELF, path.c_str(), MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &loop.fh),
+          "MPI_File_open");
+    check(MPI_File_write_at(loop.fh, 0, buf.data(), static_cast<int>(bytes), MPI_BYTE, MPI_STATUS_IGNORE),
+          "MPI_File_write_at");
     std::vector<std::vector<double>> steps(kSteps);
     std::vector<double> alone, excess;
     for (int it = 0; it < iters; it++) {
