@@ -1,11 +1,13 @@
 // Catch2 runner for MPI programs: every rank runs the same test cases; a test case fails when it
 // fails on any rank. Rank 0 reports; other ranks write their report to a file that is shown only
-// when that rank failed. The last line is "<name> -n <size>: N test cases passed, M failed".
+// when that rank failed. The last line is "<name> -n <size>: N test cases passed, M failed";
+// with CATCH2_TAP set, a TAP line per test case comes before it.
 #define CATCH_CONFIG_RUNNER
 #include <catch2/catch.hpp>
 #include <mpi.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -85,6 +87,13 @@ int main(int argc, char* argv[]) {
         for (int i = 0; i < n && n_min == n_max; i++) {
             if (global[i] && !local[i]) {
                 std::cout << "test case failed on another rank: " << outcomes()[i].name << "\n";
+            }
+        }
+        if (std::getenv("CATCH2_TAP") != nullptr) {
+            // one TAP line per test case for Automake's test driver (tests/catch2/run-catch2)
+            for (int i = 0; i < n; i++) {
+                const bool bad = n_min != n_max || global[i];
+                std::cout << (bad ? "not ok - " : "ok - ") << outcomes()[i].name << "\n";
             }
         }
         std::cout << argv[0] << " -n " << size << ": " << n - n_failed

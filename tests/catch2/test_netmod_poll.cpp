@@ -2,8 +2,8 @@
 // netmod once in MPIR_CVAR_CH4_SINGLE_NODE_NETMOD_POLL_INTERVAL progress polls. What may still
 // meet the netmod between processes of one node completes, each under a watchdog: any-source
 // receives (posted to the netmod as well as to shared memory) and their cancellation,
-// any-source probes and matched probes; and, in a hidden case run on its own (maint/run-all-tests)
-// because it switches the process to polling the netmod at every poll for the rest of the run,
+// any-source probes and matched probes; and, in a hidden case run on its own
+// (tests/catch2/netmod-switch.catch2) because it switches the process to polling the netmod at every poll for the rest of the run,
 // accumulates on windows whose accumulates go through the netmod (disable_shm_accumulate, and a
 // window of one process).
 #include <catch2/catch.hpp>
@@ -125,7 +125,7 @@ TEST_CASE("any-source receives, probes and cancels complete between processes of
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// Hidden: run by itself (maint/run-all-tests, "[netmod-switch]"), as the windows switch the
+// Hidden: run by itself (tests/catch2/netmod-switch.catch2), as the windows switch the
 // process to polling the netmod at every poll.
 TEST_CASE("accumulates that bypass shared memory complete with exact results",
           "[.][netmod-switch]") {

@@ -355,7 +355,7 @@ TEST_CASE("ROMIO requests freed before they complete, then MPI_Finalize",
     CHECK(size == (MPI_Offset{16} << 20));
 }
 
-// Hidden: each changes the process for good (maint/run-all-tests runs it alone)
+// Hidden: each changes the process for good (tests/catch2/*.catch2 run each alone)
 TEST_CASE("auto falls back to POSIX AIO when io_uring_setup fails with ENOSYS",
           "[.][romio-seccomp-enosys]") {
     check_fallback(ENOSYS);
