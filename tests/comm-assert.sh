@@ -27,3 +27,15 @@ read -r p _ f _ k _ <<< "$(tail -n 1 <<< "$out" | tr -d ,)"
 n=$(grep -l '^== end of report ==$' "$OUT"/reports/report.* 2>/dev/null | wc -l)
 check "with detection on, no pt2pt or comm test fails that passes on stock ($f failed)" test "$f" -eq 0
 check "a report per passing program ($n reports, $p passing)" test "$n" -ge "$p"
+# a report lists MPI_COMM_SELF once per process, in world rank order
+self_in_rank_order() {
+    local r ranks multi=0
+    for r in "$OUT"/reports/report.*; do
+        ranks=$(sed -n 's/^communicator "MPI_COMM_SELF" of world rank \([0-9]*\) .*/\1/p' "$r")
+        [ "$ranks" = "$(sort -n -u <<< "$ranks")" ] || { echo "out of order in $r: $ranks"; return 1; }
+        [ "$(wc -l <<< "$ranks")" -lt 2 ] || multi=$((multi + 1))
+    done
+    echo "$multi reports list MPI_COMM_SELF of several processes"
+    [ "$multi" -gt 0 ]
+}
+check_log "MPI_COMM_SELF entries in world rank order" "$OUT/self-order.log" self_in_rank_order
