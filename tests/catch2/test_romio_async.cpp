@@ -6,6 +6,7 @@
 
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -587,4 +588,45 @@ TEST_CASE("an array call whose first failing request is not a file's raises on t
     CHECK(reqs[r] == MPI_REQUEST_NULL);
     CHECK(reqs[w] == MPI_REQUEST_NULL);
     CHECK(reqs[2] == MPI_REQUEST_NULL);
+}
+
+TEST_CASE("a process forked with ROMIO writes in flight closes the file and exits; the parent's land",
+          "[romio]") {
+    constexpr int kOps = 16;
+    constexpr int kInts = 1 << 18;  // 1 MiB each
+    PrivateFile file;
+    std::vector<std::vector<int>> out(kOps, std::vector<int>(kInts));
+    std::vector<MPI_Request> reqs(kOps, MPI_REQUEST_NULL);
+    for (int b = 0; b < kOps; b++) {
+        for (int j = 0; j < kInts; j++) {
+            out[static_cast<size_t>(b)][static_cast<size_t>(j)] = world_rank() * 7919 + b * kInts + j;
+        }
+        REQUIRE(MPI_File_iwrite_at(file.fh, static_cast<MPI_Offset>(b) * kInts * 4,
+                                   out[static_cast<size_t>(b)].data(), kInts, MPI_INT,
+                                   &reqs[static_cast<size_t>(b)]) == MPI_SUCCESS);
+    }
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        // the child has the parent's operations but no helper performing them: closing the
+        // file must not wait for them forever (the watchdog kills a hung child)
+        alarm(30);
+        _exit(MPI_File_close(&file.fh) == MPI_SUCCESS ? 0 : 3);
+    }
+    int wstatus = 0;
+    REQUIRE(waitpid(child, &wstatus, 0) == child);
+    CHECK(WIFEXITED(wstatus));
+    CHECK(WEXITSTATUS(wstatus) == 0);
+
+    std::vector<MPI_Status> st(kOps);
+    REQUIRE(MPI_Waitall(kOps, reqs.data(), st.data()) == MPI_SUCCESS);
+    std::vector<int> in(kInts);
+    int wrong = 0;
+    for (int b = 0; b < kOps; b++) {
+        CHECK(count_of(st[static_cast<size_t>(b)], MPI_BYTE) == kInts * 4);
+        REQUIRE(MPI_File_read_at(file.fh, static_cast<MPI_Offset>(b) * kInts * 4, in.data(), kInts,
+                                 MPI_INT, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        wrong += (in != out[static_cast<size_t>(b)]) ? 1 : 0;
+    }
+    CHECK(wrong == 0);
 }
