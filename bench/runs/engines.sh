@@ -220,10 +220,7 @@ run_aio_instructions() {
         [ $mode = depth-settled ] && depth=64 rounds=16
         for side in "${sides[@]}"; do
             engine=${side#*:}
-            case ${side%%:*} in
-                custom | stock) prog=$BIN/${side%%:*}/bench_aio_instructions ;;
-                *) prog=$BIN/${side%%:*}/bench_aio_instructions ;;
-            esac
+            prog=$BIN/${side%%:*}/bench_aio_instructions
             f=$dir/cg.${side%%:*}.$engine.$mode
             rm -f "$f"*
             MPIR_CVAR_ROMIO_NBIO_ENGINE=$engine valgrind --tool=callgrind --separate-threads=yes \
