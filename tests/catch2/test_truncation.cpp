@@ -226,3 +226,54 @@ TEST_CASE("truncation: two blocks of 10000 bytes take 20000 of a 30000-byte mess
     exchange_next(comm.get(), 7);
     MPI_Type_free(&two_blocks);
 }
+
+namespace {
+
+int world_handler_calls = 0;
+void count_world_error(MPI_Comm*, int*, ...) { world_handler_calls++; }
+
+}  // namespace
+
+TEST_CASE("truncation: MPI_Request_get_status raises on the receive's communicator, not "
+          "MPI_COMM_WORLD's",
+          "[truncate]") {
+    REQUIRE(world_size() % 2 == 0);
+    MPI_Errhandler counting;
+    MPI_Comm_create_errhandler(count_world_error, &counting);
+    world_handler_calls = 0;
+    {
+        CommErrhandlers world_counts(counting);
+        ReturningComm comm;
+        Watchdog dog("get_status truncation");
+        if (receives()) {
+            std::vector<unsigned char> buf(100 + kCanary, kCanaryByte);
+            MPI_Request r = MPI_REQUEST_NULL;
+            REQUIRE(MPI_Irecv(buf.data(), 100, MPI_BYTE, pair_peer(), kDataTag, comm.get(), &r) ==
+                    MPI_SUCCESS);
+            int flag = 0;
+            int rc = MPI_SUCCESS;
+            MPI_Status st = poisoned_status();
+            while (!flag) {
+                rc = MPI_Request_get_status(r, &flag, &st);
+            }
+            CHECK(error_class(rc) == MPI_ERR_TRUNCATE);
+            CHECK(r != MPI_REQUEST_NULL);
+            MPI_Status waited = poisoned_status();
+            CHECK(error_class(MPI_Wait(&r, &waited)) == MPI_ERR_TRUNCATE);
+            CHECK(r == MPI_REQUEST_NULL);
+            CHECK(count_of(waited, MPI_BYTE) == 100);
+            size_t changed = 0;
+            for (size_t i = 100; i < buf.size(); i++) {
+                changed += buf[i] != kCanaryByte;
+            }
+            CHECK(changed == 0);
+        } else {
+            std::vector<unsigned char> msg(200, 0x22);
+            REQUIRE(MPI_Send(msg.data(), 200, MPI_BYTE, pair_peer(), kDataTag, comm.get()) ==
+                    MPI_SUCCESS);
+        }
+        exchange_next(comm.get(), 11);
+    }
+    CHECK(world_handler_calls == 0);
+    MPI_Errhandler_free(&counting);
+}
