@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """An interpreter that loads libmpi after it started, as mpi4py does: libmpi.so.12 opened with
-ctypes (RTLD_GLOBAL), two threads of the process in it at once. Rank 1 sends two messages;
-rank 0 watches the first with MPI_Request_get_status_any (MPI_Test on stock) while a second
-thread waits for the other, then both check status fields and data, and the second thread
-makes an erroneous call that must return MPI_ERR_COUNT through MPI_ERRORS_RETURN.
+ctypes (RTLD_GLOBAL), two threads of the process in it at once. Rank 0 posts two receives, a
+second thread waits for one in MPI_Wait, and rank 0 tells rank 1 to send only once it has seen
+the other incomplete through MPI_Request_get_status_any (MPI_Testany on stock); then both
+check status fields and data, and the second thread makes an erroneous call that must return
+MPI_ERR_COUNT through MPI_ERRORS_RETURN.
 usage: dlopen_client.py PREFIX series|stock"""
 import ctypes
 import os
@@ -35,6 +36,7 @@ REQUEST_NULL, ERRORS_RETURN = handle("MPI_REQUEST_NULL"), handle("MPI_ERRORS_RET
 ERR_COUNT, THREAD_MULTIPLE = constant("MPI_ERR_COUNT"), 3
 mpi = ctypes.CDLL(os.path.join(PREFIX, "lib", "libmpi.so.12"), mode=ctypes.RTLD_GLOBAL)
 failures = []
+waiting = threading.Event()  # set by the second thread as it calls MPI_Wait
 
 
 def expect(what, got, wanted):
@@ -49,7 +51,15 @@ def count_of(status):
 
 
 def wait_second(request, data):
+    try:
+        check_second(request, data)
+    except Exception as e:  # a dead thread must not pass for a quiet one
+        failures.append("second thread: %r" % e)
+
+
+def check_second(request, data):
     status = Status()
+    waiting.set()
     expect("MPI_Wait in the second thread", mpi.MPI_Wait(ctypes.byref(request),
                                                        ctypes.byref(status)), 0)
     expect("second message's source, tag, count", (status.MPI_SOURCE, status.MPI_TAG,
@@ -76,14 +86,29 @@ def rank0():
     waiter = threading.Thread(target=wait_second, args=(request2, second))
     waiter.start()
     index, flag, status = ctypes.c_int(-2), ctypes.c_int(0), Status()
+    expect("second thread started", waiting.wait(timeout=60), True)
+    poll(requests, index, flag, status)
+    expect("flag before rank 1 sends", flag.value, 0)
+    go = ctypes.c_int(1)
+    expect("MPI_Send of the go", mpi.MPI_Send(ctypes.byref(go), 1, INT, 1, 9, COMM_WORLD), 0)
     while not flag.value:
-        if MODE == "series":
-            err = mpi.MPI_Request_get_status_any(1, requests, ctypes.byref(index),
-                                                 ctypes.byref(flag), ctypes.byref(status))
-        else:
-            err = mpi.MPI_Testany(1, requests, ctypes.byref(index), ctypes.byref(flag),
-                                  ctypes.byref(status))
-        expect("polling call's return", err, 0)
+        poll(requests, index, flag, status)
+    finish_first(requests, index, status, first)
+    waiter.join(timeout=60)
+    expect("second thread finished", waiter.is_alive(), False)
+
+
+def poll(requests, index, flag, status):
+    if MODE == "series":
+        err = mpi.MPI_Request_get_status_any(1, requests, ctypes.byref(index),
+                                             ctypes.byref(flag), ctypes.byref(status))
+    else:
+        err = mpi.MPI_Testany(1, requests, ctypes.byref(index), ctypes.byref(flag),
+                              ctypes.byref(status))
+    expect("polling call's return", err, 0)
+
+
+def finish_first(requests, index, status, first):
     expect("index reported", index.value, 0)
     expect("first message's source, tag, count", (status.MPI_SOURCE, status.MPI_TAG,
                                                    count_of(status)), (1, 7, 4))
@@ -93,15 +118,17 @@ def rank0():
                                                               ctypes.c_void_p(1)), 0)
     expect("first request at the end", requests[0], REQUEST_NULL)
     expect("first message's data", list(first), [1, 2, 3, 4])
-    waiter.join(timeout=60)
-    expect("second thread finished", waiter.is_alive(), False)
 
 
 def rank1():
     requests = (ctypes.c_int * 2)()
     first, second = (ctypes.c_int * 4)(1, 2, 3, 4), (ctypes.c_int * 4)(5, 6, 7, 8)
-    mpi.MPI_Isend(first, 4, INT, 0, 7, COMM_WORLD, ctypes.byref(requests, 0))
-    mpi.MPI_Isend(second, 4, INT, 0, 8, COMM_WORLD, ctypes.byref(requests, 4))
+    go = ctypes.c_int(0)
+    expect("MPI_Recv of the go", mpi.MPI_Recv(ctypes.byref(go), 1, INT, 0, 9, COMM_WORLD,
+                                              ctypes.c_void_p(1)), 0)
+    for i, (data, tag) in enumerate([(first, 7), (second, 8)]):
+        expect("MPI_Isend of tag %d" % tag, mpi.MPI_Isend(data, 4, INT, 0, tag, COMM_WORLD,
+                                                          ctypes.byref(requests, 4 * i)), 0)
     expect("MPI_Waitall", mpi.MPI_Waitall(2, requests, ctypes.c_void_p(1)), 0)
 
 
