@@ -216,3 +216,20 @@ TEST_CASE("get_status_all: a request completing between its passes is reported a
     CHECK(error_class(MPI_Wait(&reqs[1], MPI_STATUS_IGNORE)) == MPI_ERR_OTHER);
     CHECK(failing_state.frees == 1);
 }
+
+TEST_CASE("a second MPI_Grequest_complete fails with MPI_ERR_REQUEST and frees nothing", "[greq]") {
+    ErrorsReturn errors_return;
+    GreqFactory greqs;
+    MPI_Request req = greqs.start(4);  // completed once already
+    GreqState& g = greqs.last();
+    CHECK(error_class(MPI_Grequest_complete(req)) == MPI_ERR_REQUEST);
+    CHECK(g.frees == 0);
+    CHECK(req != MPI_REQUEST_NULL);
+    // the request is still the application's: the wait reports it and frees it once
+    MPI_Status st = poisoned_statuses(1)[0];
+    CHECK(MPI_Wait(&req, &st) == MPI_SUCCESS);
+    CHECK(st.MPI_TAG == 4);
+    CHECK(req == MPI_REQUEST_NULL);
+    CHECK(g.queries == 1);
+    CHECK(g.frees == 1);
+}
