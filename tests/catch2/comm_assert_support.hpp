@@ -1,5 +1,5 @@
 // Communicators with mpi_assert_* info hints for the tests of verification, consistency and
-// detection (comm-hints-dup-and-errors, mpit-pvar-handle-object-copy, comm-assert-*), and the comm_assert_* performance variables bound to one.
+// detection (comm-dup-keeps-assertions, mpit-pvar-handle-object-copy, comm-assert-*), and the comm_assert_* performance variables bound to one.
 #pragma once
 
 #include <mpi.h>

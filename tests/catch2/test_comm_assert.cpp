@@ -1,4 +1,4 @@
-// Communicator assertions (comm-hints-dup-and-errors, mpit-pvar-handle-object-copy, comm-assert-consistency to ch4-exact-match-queues): what is in force (get_info, dup),
+// Communicator assertions (comm-dup-keeps-assertions, mpit-pvar-handle-object-copy, comm-assert-consistency to ch4-exact-match-queues): what is in force (get_info, dup),
 // verification of mpi_assert_no_any_source / _no_any_tag / _exact_length by every receive and
 // probe family, the control variable that turns it off, the consistency check across
 // processes, and detection through the comm_assert_* performance variables bound to a
