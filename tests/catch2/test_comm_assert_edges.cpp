@@ -879,3 +879,32 @@ TEST_CASE("comm assertions: workers may assert no_any_source (and no_any_tag, ex
         MPI_Comm_free(&comm);
     }
 }
+
+// Stock 4.0.2 wrote the info's hints through the NULL communicator of MPI_UNDEFINED and crashed
+// (comm-split-type-undefined-info).
+TEST_CASE("comm assertions: MPI_Comm_split_type with MPI_UNDEFINED and an info of assertions",
+          "[assert]") {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpi_assert_no_any_tag", "true");
+    MPI_Comm c = MPI_COMM_WORLD;
+    const int type = rank == 0 ? MPI_UNDEFINED : MPI_COMM_TYPE_SHARED;
+    CHECK(MPI_Comm_split_type(MPI_COMM_WORLD, type, 0, info, &c) == MPI_SUCCESS);
+    if (rank == 0) {
+        CHECK(c == MPI_COMM_NULL);
+    } else {
+        REQUIRE(c != MPI_COMM_NULL);
+        MPI_Info got;
+        MPI_Comm_get_info(c, &got);
+        char value[16] = "";
+        int flag = 0;
+        MPI_Info_get(got, "mpi_assert_no_any_tag", sizeof(value) - 1, value, &flag);
+        CHECK(flag == 1);
+        CHECK(std::string(value) == "true");
+        MPI_Info_free(&got);
+        MPI_Comm_free(&c);
+    }
+    MPI_Info_free(&info);
+}
