@@ -257,13 +257,124 @@ TEST_CASE("a freed pending MPIX request keeps being polled, then is freed once",
     CHECK(MPI_Request_free(&req) == MPI_SUCCESS);
     CHECK(g.frees == 0);
     g.complete_on_poll = true;
-    // any progress polls it; bounded, in case it never completes
+    // any progress polls it (a test of another request); bounded, in case it never completes
+    MPI_Request other = greqs.start(9, false);
+    GreqState& o = greqs.last();
     for (int i = 0; i < 1000 && !g.completed; i++) {
         int flag = 0;
-        MPI_Iprobe(MPI_ANY_SOURCE, 12345, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+        MPI_Test(&other, &flag, MPI_STATUS_IGNORE);
     }
+    GreqFactory::complete(o);
+    MPI_Wait(&other, MPI_STATUS_IGNORE);
     CHECK(g.completed);
     CHECK(g.polls >= 1);
     CHECK(g.frees == 1);
     CHECK(g.queries == 0);
+}
+
+namespace {
+
+// An MPIX request whose poll_fn fails once with fail_next, without completing it.
+struct FailingPoll {
+    MPI_Request request = MPI_REQUEST_NULL;
+    int fail_next = MPI_SUCCESS;
+    int polls = 0;
+    int frees = 0;
+};
+
+int failing_query(void*, MPI_Status* status) {
+    MPI_Status_set_elements(status, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(status, 0);
+    status->MPI_SOURCE = MPI_UNDEFINED;
+    status->MPI_TAG = 6;
+    return MPI_SUCCESS;
+}
+int failing_free(void* extra) {
+    static_cast<FailingPoll*>(extra)->frees++;
+    return MPI_SUCCESS;
+}
+int failing_poll(void* extra, MPI_Status*) {
+    auto* f = static_cast<FailingPoll*>(extra);
+    f->polls++;
+    const int rc = f->fail_next;
+    f->fail_next = MPI_SUCCESS;
+    return rc;
+}
+int failing_wait(int count, void** states, double, MPI_Status* status) {
+    for (int i = 0; i < count; i++) failing_poll(states[i], status);
+    return MPI_SUCCESS;
+}
+
+// The progress engine's pass polls f (a test of another request), its poll_fn fails; then
+// 200 other errors go through MPICH's error ring, which a kept code would not survive.
+void fail_in_progress_then_other_errors(FailingPoll& f, GreqFactory& greqs) {
+    f.fail_next = MPI_ERR_IO;
+    MPIX_Grequest_start(failing_query, failing_free, counting_cancel, failing_poll, failing_wait,
+                        &f, &f.request);
+    MPI_Request other = greqs.start(1, false);
+    int flag = -1;
+    CHECK(MPI_Test(&other, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(flag == 0);
+    CHECK(f.polls == 1);
+    for (int i = 0; i < 200; i++) {
+        MPI_Send(nullptr, -1, MPI_INT, 0, 0, MPI_COMM_SELF);  // MPI_ERR_COUNT
+    }
+    GreqFactory::complete(greqs.last());
+    MPI_Wait(&other, MPI_STATUS_IGNORE);
+}
+
+}  // namespace
+
+TEST_CASE("a poll_fn error the progress engine kept is the next test's, class kept", "[greq]") {
+    ErrorsReturn errors_return;
+    GreqFactory greqs;
+    FailingPoll f;
+    fail_in_progress_then_other_errors(f, greqs);
+    MPI_Request req = f.request;
+    int flag = -1;
+    CHECK(error_class(MPI_Test(&req, &flag, MPI_STATUS_IGNORE)) == MPI_ERR_IO);
+    CHECK(req == f.request);  // still pending
+    CHECK(f.frees == 0);
+    MPI_Grequest_complete(f.request);
+    MPI_Status st;
+    CHECK(MPI_Wait(&req, &st) == MPI_SUCCESS);  // the error was the test's
+    CHECK(st.MPI_TAG == 6);
+    CHECK(f.frees == 1);
+}
+
+TEST_CASE("a kept poll_fn error no call took is the completed request's, in every wait form",
+          "[greq]") {
+    ErrorsReturn errors_return;
+    for (const char* form : {"MPI_Wait", "MPI_Waitall", "MPI_Waitany", "MPI_Testany"}) {
+        SECTION(form) {
+            GreqFactory greqs;
+            FailingPoll f;
+            fail_in_progress_then_other_errors(f, greqs);
+            MPI_Grequest_complete(f.request);  // the library completes it, no call named it
+            MPI_Request req = f.request;
+            MPI_Status st;
+            st.MPI_ERROR = -1;
+            int rc = MPI_SUCCESS, index = -1, flag = -1;
+            const std::string name = form;
+            if (name == "MPI_Wait") {
+                rc = MPI_Wait(&req, &st);
+                CHECK(error_class(rc) == MPI_ERR_IO);
+            } else if (name == "MPI_Waitall") {
+                rc = MPI_Waitall(1, &req, &st);
+                CHECK(error_class(rc) == MPI_ERR_IN_STATUS);
+                CHECK(error_class(st.MPI_ERROR) == MPI_ERR_IO);
+            } else if (name == "MPI_Waitany") {
+                rc = MPI_Waitany(1, &req, &index, &st);
+                CHECK(error_class(rc) == MPI_ERR_IO);
+                CHECK(index == 0);
+            } else {
+                rc = MPI_Testany(1, &req, &index, &flag, &st);
+                CHECK(error_class(rc) == MPI_ERR_IO);
+                CHECK(flag == 1);
+                CHECK(index == 0);
+            }
+            CHECK(req == MPI_REQUEST_NULL);
+            CHECK(f.frees == 1);
+        }
+    }
 }
