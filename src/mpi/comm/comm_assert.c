@@ -29,10 +29,9 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_ALL_EQ
       description : >-
-        Whether a communicator asserting mpi_assert_no_any_source and _no_any_tag
-        lets the device match its receives by (source, tag) (then a wildcard is
-        refused even with MPIR_CVAR_COMM_ASSERT_VERIFY off). Read when the
-        assertions are given.
+        Whether the device matches by (source, tag) on a communicator asserting
+        mpi_assert_no_any_source and _no_any_tag; wildcards are then refused even
+        with MPIR_CVAR_COMM_ASSERT_VERIFY off. Read when the assertions are given.
 
     - name        : MPIR_CVAR_COMM_ASSERT_DETECT
       category    : COMMUNICATOR
@@ -297,15 +296,17 @@ static void register_pvar(const char *name, MPIR_T_pvar_get_value_cb * get_value
 /* MPI_Init (MPIR_Comm_hint_init) */
 void MPIR_Comm_assert_init(void)
 {
-    static int registered = FALSE;
+    name2index_hash_t *found;
 
     if (MPIR_CVAR_COMM_ASSERT_REPORT) {
         MPIR_CVAR_COMM_ASSERT_DETECT = TRUE;
     }
-    if (registered) {
+    /* again when MPI_Finalize freed the MPI_T tables (MPI_Session_init after it) */
+    HASH_FIND_STR(pvar_hashs[MPI_T_PVAR_CLASS_COUNTER - MPIR_T_PVAR_CLASS_FIRST],
+                  "comm_assert_receives", found);
+    if (found) {
         return;
     }
-    registered = TRUE;
     register_pvar("comm_assert_receives", pvar_receives,
                   "receives on the communicator completed while MPIR_CVAR_COMM_ASSERT_DETECT "
                   "was on (the run the comm_assert_* counts describe)");

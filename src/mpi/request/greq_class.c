@@ -661,20 +661,24 @@ GREQ_PVAR_GETTER(greq_pvar_handle, int, c->handle)
 
 void MPII_init_grequest_pvars(void)
 {
-    static int registered = FALSE;
     const int flags = MPIR_T_PVAR_FLAG_READONLY | MPIR_T_PVAR_FLAG_CONTINUOUS;
+    name2index_hash_t *found;
 
-    if (registered) {
-        return;
-    }
-    registered = TRUE;
 #if defined(MPICH_IS_THREADED)
-    {
+    static int lock_created = FALSE;
+    if (!lock_created) {
         int err;
         MPL_thread_mutex_create(&greq_stats_lock, &err);
         MPIR_Assert(err == 0);
+        lock_created = TRUE;
     }
 #endif
+    /* again when MPI_Finalize freed the MPI_T tables (MPI_Session_init after it) */
+    HASH_FIND_STR(pvar_hashs[MPI_T_PVAR_CLASS_COUNTER - MPIR_T_PVAR_CLASS_FIRST],
+                  "greq_class_polls", found);
+    if (found) {
+        return;
+    }
     MPIR_T_PVAR_REGISTER_impl(MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG,
                               "greq_class_polls", NULL, 0, MPI_T_ENUM_NULL,
                               MPI_T_VERBOSITY_USER_BASIC, MPI_T_BIND_NO_OBJECT, flags,
