@@ -1,6 +1,6 @@
 /*
  * Copyright (C) by the MPICH request engine extension authors.
- *     See COPYRIGHT in top-level directory
+ *     Under MPICH's license: see COPYRIGHT in top-level directory
  */
 
 /* get_status_all/_any/_some on receives with nothing, some and all complete: exact flags,

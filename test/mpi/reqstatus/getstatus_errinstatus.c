@@ -1,6 +1,6 @@
 /*
  * Copyright (C) by the MPICH request engine extension authors.
- *     See COPYRIGHT in top-level directory
+ *     Under MPICH's license: see COPYRIGHT in top-level directory
  */
 
 /* A truncated receive: get_status_all and _some return MPI_ERR_IN_STATUS with each MPI_ERROR

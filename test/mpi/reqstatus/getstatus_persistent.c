@@ -1,6 +1,6 @@
 /*
  * Copyright (C) by the MPICH request engine extension authors.
- *     See COPYRIGHT in top-level directory
+ *     Under MPICH's license: see COPYRIGHT in top-level directory
  */
 
 /* Persistent requests: once get_status_* reports one complete it stays active, a later

@@ -1,6 +1,6 @@
 /*
  * Copyright (C) by the MPICH request engine extension authors.
- *     See COPYRIGHT in top-level directory
+ *     Under MPICH's license: see COPYRIGHT in top-level directory
  */
 
 /* The io_uring engine of ROMIO's nonblocking contiguous I/O (ADIOI_GEN_aio): one ring per
