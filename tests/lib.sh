@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Sourced by the test scripts (tests/*.sh, run by make check): the installed MPICH under test,
 # where the programs are, and TAP output. Environment from tests/Makefile.am: MPICH_PREFIX,
-# MPICH_BUILD_DIR, TOP_SRCDIR, TESTS_BUILDDIR.
+# MPICH_BUILD_DIR, TOP_SRCDIR, TESTS_BUILDDIR (and MANPAGES_BUILD_DIR, for maint/make-manpages).
 : "${MPICH_PREFIX:?}" "${TOP_SRCDIR:?}" "${TESTS_BUILDDIR:?}"
 MPIEXEC=$MPICH_PREFIX/bin/mpiexec
 export PATH=$MPICH_PREFIX/bin:$PATH
