@@ -1,16 +1,16 @@
 #!/bin/bash
 # Communicator assertions: the seed paper's listings (comm_assert/seed_listings.cpp) get the
-# report its static analysis gives (maint/check-comm-assert-report, one TAP line per verdict);
+# report its static analysis gives (tests/comm_assert/check-report, one TAP line per verdict);
 # MPICH's pt2pt and comm tests pass as on stock with detection on, each writing a report (comm
 # frees communicators in every order: detection must not make that wait).
 . "$(dirname "$0")/lib.sh"
-"$TOP_SRCDIR/maint/check-comm-assert-report" "$TESTS_BUILDDIR/comm_assert/seed_listings" "$OUT/listings" \
-    "$MPIEXEC" > "$OUT/listings.log" 2>&1
+"$TOP_SRCDIR/tests/comm_assert/check-report" "$TESTS_BUILDDIR/comm_assert/seed_listings" \
+    "$OUT/listings" "$MPIEXEC" > "$OUT/listings.log" 2>&1
 rc=$?
 sed -n -e 's/^    ok: /ok - /p' -e 's/^    FAILED: /not ok - /p' "$OUT/listings.log"
 tap_n=$(grep -cE '^    (ok|FAILED): ' "$OUT/listings.log")
 [ $rc = 0 ] || [ "$(grep -c '^    FAILED: ' "$OUT/listings.log")" != 0 ] ||
-    { not_ok "check-comm-assert-report exited $rc"; diag "$OUT/listings.log"; }
+    { not_ok "comm_assert/check-report exited $rc"; diag "$OUT/listings.log"; }
 if [ ! -x "$TESTMPI/runtests" ]; then
     # an installed MPICH without the pipeline's build tree (maint/test-debian-packages)
     skip "MPICH's pt2pt and comm tests with detection on" "no configured MPICH test suite in $TESTMPI"

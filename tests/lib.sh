@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # Sourced by the test scripts (tests/*.sh, run by make check): the installed MPICH under test,
 # where the programs are, and TAP output. Environment from tests/Makefile.am: MPICH_PREFIX,
-# MPICH_BUILD_DIR, TOP_SRCDIR, TESTS_BUILDDIR.
+# MPICH_BUILD_DIR, TOP_SRCDIR, TESTS_BUILDDIR (and MANPAGES_BUILD_DIR, for maint/make-manpages).
 : "${MPICH_PREFIX:?}" "${TOP_SRCDIR:?}" "${TESTS_BUILDDIR:?}"
 MPIEXEC=$MPICH_PREFIX/bin/mpiexec
 export PATH=$MPICH_PREFIX/bin:$PATH
@@ -10,7 +10,7 @@ MPICH_BUILD_DIR=${MPICH_BUILD_DIR:-}
 TESTMPI=$MPICH_BUILD_DIR/mpich/test/mpi
 # the device of the installed MPICH (ch4:ofi, ch4:ucx) and stock's test-suite result on it
 MPICH_DEVICE=$("$MPICH_PREFIX/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH Device:[[:space:]]*//p')
-BASELINE=$TOP_SRCDIR/maint/testsuite/stock-4.0.2-${MPICH_DEVICE/:/-}.txt
+BASELINE=$TOP_SRCDIR/tests/testsuite/stock-4.0.2-${MPICH_DEVICE/:/-}.txt
 # where a test keeps its files: its name's directory under tests/
 OUT=$TESTS_BUILDDIR/out/$(basename "$0" .sh)
 mkdir -p "$OUT"

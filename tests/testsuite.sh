@@ -1,7 +1,7 @@
 #!/bin/bash
 # MPICH 4.0.2's own test suite, the directories whose tests make requests or drive progress
 # (TESTSUITE_DIRS), compared test by test with stock 4.0.2 built the same way
-# (maint/testsuite/stock-4.0.2-<device>.txt): a test that passes on stock must pass here; one
+# (tests/testsuite/stock-4.0.2-<device>.txt): a test that passes on stock must pass here; one
 # that fails on stock too is skipped, never passed. Left out, with their reasons in
 # doc/testing.md: sendflood (8 busy-polling processes on 2 cores), bigtype/i_bigtype (6.5 GB
 # each), ctxsplit (over 300 s on 2 cores, on stock too); the Fortran directories run where

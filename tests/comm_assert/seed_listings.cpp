@@ -1,7 +1,7 @@
 // The programs of the listings in "Automatic detection of MPI assertions" (Jammer, Iwainsky,
 // Bischof, C3PO'20; ../shared/seeds/004), run with MPIR_CVAR_COMM_ASSERT_REPORT so the run-time
 // detection can be compared with what the paper's static analysis concludes
-// (maint/check-comm-assert-report holds the expected verdicts). Run under mpiexec -n 2:
+// (tests/comm_assert/check-report holds the expected verdicts). Run under mpiexec -n 2:
 //   seed_listings LISTING      LISTING: one of the names in kListings below
 // A receiver that is slow to receive lets the messages arrive first (let_messages_arrive): the
 // run-time twin can only see an order dependence that happened in the run.

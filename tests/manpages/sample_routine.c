@@ -1,6 +1,6 @@
 /* A fixed doc comment for maint/make-manpages --check: sample_routine.3 is the page
  * doctext -man -quotefmt -nolocation sample_docnotes sample_routine.c writes for it
- * (dated 1/2/2024), but for the one deviation of maint/manpages, the apostrophe kept in
+ * (dated 1/2/2024), but for the one deviation of manpages/, the apostrophe kept in
  * "request's". */
 
 /*@

@@ -7,7 +7,7 @@
  * does intercept, on a thread it has never seen: its allocator cache is NULL and the process dies
  * with SIGSEGV in SizeClassAllocator64LocalCache::Allocate, without a report. A plain C program
  * of aio_write calls on 8 files, built with -fsanitize=thread, dies the same way (glibc 2.36,
- * GCC 12's libtsan); built without it, it runs clean (maint/sanitizer/aio_helper_repro.c). Known
+ * GCC 12's libtsan); built without it, it runs clean (tests/sanitizer/aio_helper_repro.c). Known
  * upstream, still open: llvm/llvm-project issue 109742.
  *
  * aio_init (a GNU extension) with one helper thread: the only helper is then started from the

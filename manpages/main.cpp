@@ -1,5 +1,5 @@
 // mpich-manpages: MPICH's man pages without sowing's doctext (which Debian does not package).
-// See usage() and maint/make-manpages, which builds and runs it.
+// See usage() and maint/make-manpages, which runs it; manpages/Makefile.am builds it.
 #include "cvar_page.h"
 #include "doc_comment_pages.h"
 #include "man_date.h"

@@ -1,6 +1,6 @@
-/* Why maint/sanitizer/tsan_one_aio_helper.c exists: POSIX AIO under ThreadSanitizer, no MPI.
+/* Why tests/sanitizer/tsan_one_aio_helper.c exists: POSIX AIO under ThreadSanitizer, no MPI.
  *
- *   gcc -O1 -g -fsanitize=thread maint/sanitizer/aio_helper_repro.c -o /tmp/aio_repro
+ *   gcc -O1 -g -fsanitize=thread tests/sanitizer/aio_helper_repro.c -o /tmp/aio_repro
  *   /tmp/aio_repro                      SIGSEGV (exit 139), no report: a helper thread glibc
  *                                       started itself allocates on a thread TSan never saw
  *   /tmp/aio_repro one-helper           aio_init with one helper thread first: runs clean
