@@ -62,8 +62,8 @@ source_path() {
     else echo "$SHARED_MPICH_DIR/$ORIG_TARBALL"; fi
 }
 
-# Pristine MPICH of the base unpacked into $1 (emptied first). A 5.0.1 git tree gets the
-# library version upstream's release script sets (maint/release.pl --so-version, 18:1:6).
+# Pristine MPICH of the base unpacked into $1 (emptied first). A 5.0.1 git tree gets what
+# upstream's release script (maint/release.pl) sets: the library version 18:1:6, the date.
 unpack_pristine() {
     local dest=$1 src
     fetch_source
@@ -82,7 +82,8 @@ unpack_pristine() {
         *) grep -q "^m4_define(\[MPICH_VERSION_m4\],\[$MPICH_VERSION\])" "$dest/maint/version.m4" 2>/dev/null ;;
     esac || die "$src is not MPICH $MPICH_VERSION"
     if [ "$MPICH_BASE" = 5.0.1 ]; then
-        sed -i 's/^m4_define(\[libmpi_so_version_m4\],\[0:0:0\])/m4_define([libmpi_so_version_m4],[18:1:6])/' \
+        sed -i -e 's/^m4_define(\[libmpi_so_version_m4\],\[0:0:0\])/m4_define([libmpi_so_version_m4],[18:1:6])/' \
+            -e 's/^\(m4_define(\[MPICH_RELEASE_DATE_m4\],\)\[unreleased development copy\]/\1[Fri Apr 10 14:43:50 UTC 2026]/' \
             "$dest/maint/version.m4"
     fi
 }
