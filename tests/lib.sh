@@ -10,7 +10,8 @@ MPICH_BUILD_DIR=${MPICH_BUILD_DIR:-}
 TESTMPI=$MPICH_BUILD_DIR/mpich/test/mpi
 # the device of the installed MPICH (ch4:ofi, ch4:ucx) and stock's test-suite result on it
 MPICH_DEVICE=$("$MPICH_PREFIX/bin/mpichversion" 2>/dev/null | sed -n 's/^MPICH Device:[[:space:]]*//p')
-BASELINE=$TOP_SRCDIR/tests/testsuite/stock-4.0.2-${MPICH_DEVICE/:/-}.txt
+MPICH_VERSION=$("$MPICH_PREFIX/bin/mpichversion" 2>/dev/null | sed -n "s/^MPICH Version:[[:space:]]*//p")
+BASELINE=$TOP_SRCDIR/tests/testsuite/stock-$MPICH_VERSION-${MPICH_DEVICE/:/-}.txt
 # where a test keeps its files: its name's directory under tests/
 OUT=$TESTS_BUILDDIR/out/$(basename "$0" .sh)
 mkdir -p "$OUT"

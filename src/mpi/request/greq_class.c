@@ -40,7 +40,7 @@ cvars:
 #define GREQ_WAIT_TIMEOUT_MIN 1e-5
 /* after traffic a wait_fn call gets cap / 2^GREQ_WAIT_QUIET_DOUBLINGS, doubled per quiet call */
 #define GREQ_WAIT_QUIET_DOUBLINGS 2
-/* the cap while the same Waitany/Waitsome call has requests that network progress completes */
+/* the cap while the same Wait-family call has requests that network progress completes */
 #define GREQ_WAIT_TIMEOUT_SHARED 1e-3
 
 /* The classes by creation order: element i of the greq_class_* performance variables */

@@ -64,6 +64,13 @@ static void register_event(int source, int which, const char *name, MPI_Datatype
 void MPII_request_events_init(void)
 {
     int source;
+    name2index_hash_t *found;
+
+    /* once per MPI_T tables: again when MPI_Finalize freed them (MPI_Session_init after it) */
+    HASH_FIND_STR(cat_hash, "REQUEST_ENGINE", found);
+    if (found) {
+        return;
+    }
     MPIR_T_register_source("request_engine", "MPICH's request engine: completions reported to "
                            "the application, generalized request polls and class waits, the "
                            "fairness cursor", MPI_T_SOURCE_ORDERED, NULL, -1, -1, &source);

@@ -25,7 +25,8 @@ cvars:
       verbosity   : MPI_T_VERBOSITY_USER_BASIC
       scope       : MPI_T_SCOPE_LOCAL
       description : |-
-        What performs ROMIO's nonblocking contiguous file I/O (info key romio_nbio_engine says which):
+        What performs ROMIO's nonblocking contiguous file I/O (a file's info key
+        romio_nbio_engine says which):
         auto     - io_uring when the build has it and the kernel accepts it, else posix
         io_uring - Linux io_uring; operations fail with MPI_ERR_IO if the kernel refuses it
         posix    - POSIX AIO, on glibc's helper threads
