@@ -2,7 +2,8 @@
 # Communicator assertions: the seed paper's listings (comm_assert/seed_listings.cpp) get the
 # report its static analysis gives (tests/comm_assert/check-report, one TAP line per verdict);
 # MPICH's pt2pt and comm tests pass as on stock with detection on, each writing a report (comm
-# frees communicators in every order: detection must not make that wait).
+# frees communicators in every order: detection must not make that wait); a per-run report
+# name another run's file holds gets a suffix.
 . "$(dirname "$0")/lib.sh"
 "$TOP_SRCDIR/tests/comm_assert/check-report" "$TESTS_BUILDDIR/comm_assert/seed_listings" \
     "$OUT/listings" "$MPIEXEC" > "$OUT/listings.log" 2>&1
@@ -39,3 +40,12 @@ self_in_rank_order() {
     [ "$multi" -gt 0 ]
 }
 check_log "MPI_COMM_SELF entries in world rank order" "$OUT/self-order.log" self_in_rank_order
+# a per-run report name another run's file holds (a process id that came back) gets a suffix
+taken=$OUT/taken
+rm -rf "$taken"
+mkdir -p "$taken"
+pid=$(REPORT_DIR=$taken MPIR_CVAR_COMM_ASSERT_REPORT=1 MPIR_CVAR_COMM_ASSERT_REPORT_FILE="$taken/report.%p" \
+    timeout 60 "$MPIEXEC" -n 2 "$TESTS_BUILDDIR/comm_assert/report_name_taken" 2> "$taken.err")
+check_log "a report name in use: the report goes to NAME.1, the other file kept" "$taken.log" sh -c \
+    "ls -l '$taken'; [ -n '$pid' ] && [ \"\$(cat '$taken/report.$pid')\" = \"another run's report\" ] &&
+     grep -qx '== end of report ==' '$taken/report.$pid.1'"

@@ -4,6 +4,7 @@
  */
 
 #include "mpiimpl.h"
+#include <fcntl.h>
 
 /*
 === BEGIN_MPI_T_CVAR_INFO_BLOCK ===
@@ -66,8 +67,8 @@ cvars:
       scope       : MPI_T_SCOPE_ALL_EQ
       description : |-
         Where the report of MPIR_CVAR_COMM_ASSERT_REPORT goes; empty: rank
-        0's standard error. A %p in it is replaced by rank 0's process id,
-        so one setting serves a suite of programs.
+        0's standard error. A %p in it is replaced by rank 0's process id, and a
+        name in use gets a suffix (.1, ...), so one setting serves a suite of programs.
 
 === END_MPI_T_CVAR_INFO_BLOCK ===
 */
@@ -637,14 +638,18 @@ static void report_comm(const record_t * all, int n, int first)
     }
 }
 
-/* MPIR_CVAR_COMM_ASSERT_REPORT_FILE with each %p replaced by the process id */
-static void report_path(char *path, size_t len)
+/* MPIR_CVAR_COMM_ASSERT_REPORT_FILE with each %p replaced by the process id; *per_run when
+ * it has one */
+static void report_path(char *path, size_t len, int *per_run)
 {
     const char *in = MPIR_CVAR_COMM_ASSERT_REPORT_FILE;
     size_t n = 0;
 
+    *per_run = FALSE;
+
     for (; *in != '\0' && n + 1 < len; in++) {
         if (in[0] == '%' && in[1] == 'p') {
+            *per_run = TRUE;
             n += snprintf(path + n, len - n, "%d", (int) getpid());
             if (n >= len) {
                 n = len - 1;
@@ -655,6 +660,24 @@ static void report_path(char *path, size_t len)
         }
     }
     path[n] = '\0';
+}
+
+/* A per-run name never replaces another run's report (process ids are reused): a name in
+ * use gets the first free suffix .1, .2, ... */
+static FILE *report_open(const char *path, int per_run)
+{
+    char alt[4096 + 16];
+    int fd;
+
+    if (!per_run) {
+        return fopen(path, "w");
+    }
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    for (int k = 1; fd < 0 && errno == EEXIST && k < 10000; k++) {
+        snprintf(alt, sizeof(alt), "%s.%d", path, k);
+        fd = open(alt, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    }
+    return fd < 0 ? NULL : fdopen(fd, "w");
 }
 
 /* The order same_comm groups by: records of one communicator end up next to each other. */
@@ -688,8 +711,9 @@ static void write_report(record_t * all, int n)
     }
     if (MPIR_CVAR_COMM_ASSERT_REPORT_FILE && MPIR_CVAR_COMM_ASSERT_REPORT_FILE[0] != '\0') {
         char path[4096];
-        report_path(path, sizeof(path));
-        out = fopen(path, "w");
+        int per_run;
+        report_path(path, sizeof(path), &per_run);
+        out = report_open(path, per_run);
         if (out == NULL) {
             fprintf(stderr, "MPICH: cannot write the communicator assertions report to %s: %s\n",
                     path, strerror(errno));
