@@ -48,9 +48,13 @@ int MPIR_Grequest_engine_prepare(MPIX_Grequest_poll_function * poll_fn,
 /* Once the request's callbacks are set: one with a poll_fn joins the polled list unless its
  * class is ordered. */
 void MPIR_Grequest_engine_add(MPIR_Request * request_ptr, MPIR_Grequest_class * class_ptr);
-/* MPI_Grequest_complete (mpir_greq.c checked that the request was pending): the only way a
- * generalized request completes; it leaves the polled list and counts in its class's statistics. */
-void MPIR_Grequest_engine_complete(MPIR_Request * request_ptr);
+/* Whether MPI_Grequest_complete was called on the request (its completion may be held while the
+ * engine's poll_fn or wait_fn call on it runs). */
+int MPIR_Grequest_engine_is_complete(MPIR_Request * request_ptr);
+/* MPI_Grequest_complete of a pending request: the only way a generalized request completes; it
+ * leaves the polled list and counts in its class's statistics. free_fn's error, when
+ * MPI_Request_free came first. */
+int MPIR_Grequest_engine_complete(MPIR_Request * request_ptr);
 /* MPIX_Grequest_class_create: the engine's part of a new class (its statistics, its element of the
  * greq_class_* performance variables); MPI_ERR_OTHER when out of memory, and the engine keeps
  * nothing of the class */

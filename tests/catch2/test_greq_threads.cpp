@@ -1,6 +1,7 @@
 // Generalized request classes under MPI_THREAD_MULTIPLE: a class request is never polled before
 // the library holds its handle, requests are completed from other threads while the progress
-// engine polls, and every completion call is used by several threads at once.
+// engine polls, every completion call is used by several threads at once, and a completion made
+// inside another thread's poll_fn is seen with that poll_fn's error.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -141,7 +142,95 @@ void worker(int id, std::vector<LibOp>& ops, std::atomic<int>& wrong) {
     }
 }
 
+// A poll_fn that, called in the helper thread once armed, completes its request and then returns
+// an error after a pause: the owner tests the request all through that pause.
+struct SlowFailingOp {
+    std::atomic<MPI_Request> handle{MPI_REQUEST_NULL};
+    std::atomic<bool> armed{false};
+    std::atomic<bool> fired{false};
+    std::atomic<bool> returned{false};
+    std::thread::id helper;
+    std::atomic<int> frees{0};
+};
+
+int slow_failing_poll(void* extra, MPI_Status*) {
+    auto* op = static_cast<SlowFailingOp*>(extra);
+    if (!op->armed.load() || std::this_thread::get_id() != op->helper || op->fired.exchange(true)) {
+        return MPI_SUCCESS;
+    }
+    MPI_Grequest_complete(op->handle.load());
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    op->returned = true;
+    return MPI_ERR_IO;
+}
+int slow_failing_wait(int count, void** states, double, MPI_Status* status) {
+    for (int i = 0; i < count; i++) {
+        slow_failing_poll(states[i], status);
+    }
+    return MPI_SUCCESS;
+}
+int slow_failing_free(void* extra) {
+    static_cast<SlowFailingOp*>(extra)->frees++;
+    return MPI_SUCCESS;
+}
+
 }  // namespace
+
+TEST_CASE("threads: a request completed inside another thread's poll_fn carries its error",
+          "[greq]") {
+    int provided = 0;
+    MPI_Query_thread(&provided);
+    REQUIRE(provided == MPI_THREAD_MULTIPLE);
+    ErrorsReturn errors_return;
+    MPI_Comm probe_comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &probe_comm);
+    for (int round = 0; round < 5; round++) {
+        SlowFailingOp op;
+        MPI_Request req = MPI_REQUEST_NULL;
+        MPIX_Grequest_start(lib_query, slow_failing_free, lib_cancel, slow_failing_poll,
+                            slow_failing_wait, &op, &req);
+        op.handle = req;
+        int flag = -1;
+        // the owner's first test: the request is no longer only the owner's to poll
+        REQUIRE(MPI_Test(&req, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        REQUIRE(flag == 0);
+        std::atomic<bool> stop{false};
+        MPI_Status st;
+        int rc = MPI_SUCCESS;
+        bool returned_before_seen = false;
+        {
+            Watchdog watchdog("a test loop beside a slow failing poll_fn", 60.0);
+            std::thread helper_thread([&] {
+                while (!stop.load()) {
+                    int f = 0;
+                    MPI_Iprobe(MPI_ANY_SOURCE, 12346, probe_comm, &f, MPI_STATUS_IGNORE);
+                }
+            });
+            op.helper = helper_thread.get_id();
+            op.armed = true;
+            flag = 0;
+            while (!flag) {
+                rc = MPI_Test(&req, &flag, &st);
+                if (rc != MPI_SUCCESS) {
+                    break;
+                }
+                // MPICH's global mutex is not fair: leave the helper thread a turn
+                std::this_thread::sleep_for(std::chrono::microseconds(200));
+            }
+            returned_before_seen = op.returned.load();
+            stop = true;
+            helper_thread.join();
+        }
+        CHECK(op.fired.load());
+        // seen complete only once poll_fn returned, and with its error
+        CHECK(returned_before_seen);
+        CHECK(error_class(rc) == MPI_ERR_IO);
+        CHECK(flag == 1);
+        CHECK(req == MPI_REQUEST_NULL);
+        CHECK(op.frees.load() == 1);
+    }
+    MPI_Comm_free(&probe_comm);
+}
 
 TEST_CASE("threads: class requests are never polled before the library holds their handle", "[greq]") {
     int provided = 0;

@@ -100,6 +100,9 @@ static int greq_activity_at_wait = 0;
 #define GREQ_POLLED_FRESH   4       /* allocated, and its library may not hold the handle yet:
                                      * the progress engine polls it only in the allocating
                                      * thread (see greq_pollable_here) */
+#define GREQ_POLLED_HELD    8       /* MPI_Grequest_complete came while its poll_fn or wait_fn
+                                     * ran: the completion is published when that call returns,
+                                     * after its error is recorded (see greq_callback_return) */
 
 static double greq_now(void)
 {
@@ -197,6 +200,55 @@ static int greq_pollable_here(struct MPIR_Grequest_fns *fns)
     return TRUE;
 }
 
+/* Completes a generalized request; free_fn's error when MPI_Request_free came first. */
+static int greq_complete_now(MPIR_Request * request_ptr)
+{
+    int mpi_errno = MPI_SUCCESS;
+    struct MPIR_Grequest_fns *fns = request_ptr->u.ureq.greq_fns;
+
+    if (fns->deferred_errno != MPI_SUCCESS) {
+        /* a kept poll_fn error no call took yet: now the completed request's */
+        greq_report_error(request_ptr,
+                          MPIR_Grequest_callback_error(fns->deferred_errno, MPIR_GREQUEST_POLL_FN));
+        fns->deferred_errno = MPI_SUCCESS;
+    }
+    if (fns->class_ptr) {
+        double latency = greq_now() - fns->start_time;
+        GREQ_STATS_LOCK();
+        fns->class_ptr->completed++;
+        fns->class_ptr->latency_seconds += latency;
+        GREQ_STATS_UNLOCK();
+    }
+    if (fns->free_on_complete) {
+        /* free_fn now, once the request left the polled list */
+        MPIR_Request_add_ref(request_ptr);
+        MPIR_Request_complete(request_ptr);
+        mpi_errno = MPIR_Grequest_free(request_ptr);
+        MPIR_Request_free(request_ptr);
+    } else {
+        MPIR_Request_complete(request_ptr);
+    }
+    return mpi_errno;
+}
+
+/* After the engine's poll_fn or wait_fn call on the request returned: the call's error
+ * (errorcode) is the request's if it completed in that call, which is then published. */
+static int greq_callback_return(MPIR_Request * request_ptr, int errorcode)
+{
+    struct MPIR_Grequest_fns *fns = request_ptr->u.ureq.greq_fns;
+    int held = (fns->polled & GREQ_POLLED_HELD) != 0;
+
+    fns->polled &= ~(GREQ_POLLED_IN_CALL | GREQ_POLLED_HELD);
+    if (held) {
+        if (errorcode != MPI_SUCCESS) {
+            greq_report_error(request_ptr, errorcode);
+        }
+        /* MPI_Request_free came meanwhile: free_fn's error has no call to take it */
+        (void) greq_complete_now(request_ptr);
+    }
+    return held;
+}
+
 /* Calls poll_fn; an error is reported on the request when it completed in that call, else
  * returned (the request stays pending). */
 static int greq_poll(MPIR_Request * request_ptr, MPI_Status * status, int *rc_out)
@@ -224,17 +276,15 @@ static int greq_poll(MPIR_Request * request_ptr, MPI_Status * status, int *rc_ou
     MPID_THREAD_CS_ENTER(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
     MPIR_Request_call_end(outer);
     greq_callbacks_running--;
-    fns->polled &= ~GREQ_POLLED_IN_CALL;
     *rc_out = rc;
-    if (MPIR_T_events_listening()) {
-        MPIR_Grequest_poll_event(request_ptr, rc);
-    }
     if (rc != MPI_SUCCESS) {
         mpi_errno = MPIR_Grequest_callback_error(rc, MPIR_GREQUEST_POLL_FN);
-        if (MPIR_Request_is_complete(request_ptr)) {
-            greq_report_error(request_ptr, mpi_errno);
-            mpi_errno = MPI_SUCCESS;
-        }
+    }
+    if (greq_callback_return(request_ptr, mpi_errno)) {
+        mpi_errno = MPI_SUCCESS;
+    }
+    if (MPIR_T_events_listening()) {
+        MPIR_Grequest_poll_event(request_ptr, rc);
     }
     return mpi_errno;
 }
@@ -318,27 +368,24 @@ static void polled_add(MPIR_Request * request_ptr)
     MPIR_Progress_hook_activate(polled_hook_id);
 }
 
-/* Completes a generalized request, when its library calls MPI_Grequest_complete: the only
- * way one completes. */
-void MPIR_Grequest_engine_complete(MPIR_Request * request_ptr)
+int MPIR_Grequest_engine_is_complete(MPIR_Request * request_ptr)
+{
+    return MPIR_Request_is_complete(request_ptr) ||
+        (request_ptr->u.ureq.greq_fns->polled & GREQ_POLLED_HELD);
+}
+
+/* MPI_Grequest_complete: while the engine's poll_fn or wait_fn call on a request the
+ * application still holds runs (in this thread or another), the completion waits for its return */
+int MPIR_Grequest_engine_complete(MPIR_Request * request_ptr)
 {
     struct MPIR_Grequest_fns *fns = request_ptr->u.ureq.greq_fns;
 
     polled_remove(request_ptr);
-    if (fns->deferred_errno != MPI_SUCCESS) {
-        /* a kept poll_fn error no call took yet: now the completed request's */
-        greq_report_error(request_ptr,
-                          MPIR_Grequest_callback_error(fns->deferred_errno, MPIR_GREQUEST_POLL_FN));
-        fns->deferred_errno = MPI_SUCCESS;
+    if ((fns->polled & GREQ_POLLED_IN_CALL) && !fns->free_on_complete) {
+        fns->polled |= GREQ_POLLED_HELD;
+        return MPI_SUCCESS;
     }
-    if (fns->class_ptr) {
-        double latency = greq_now() - fns->start_time;
-        GREQ_STATS_LOCK();
-        fns->class_ptr->completed++;
-        fns->class_ptr->latency_seconds += latency;
-        GREQ_STATS_UNLOCK();
-    }
-    MPIR_Request_complete(request_ptr);
+    return greq_complete_now(request_ptr);
 }
 
 int MPIR_Grequest_callback_error(int rc, MPIR_Grequest_callback which)
@@ -508,9 +555,17 @@ int MPIR_Grequest_wait_batch(int count, MPIR_Request * request_ptrs[], int other
     MPID_THREAD_CS_ENTER(GLOBAL, MPIR_THREAD_GLOBAL_ALLFUNC_MUTEX);
     MPIR_Request_call_end(outer);
     greq_callbacks_running--;
+    if (rc != MPI_SUCCESS) {
+        mpi_errno = MPIR_Grequest_callback_error(rc, MPIR_GREQUEST_WAIT_FN);
+    }
+    /* reported on those it completed (all were pending when it was called); the others stay
+     * pending, and when it completed none, the error is the caller's */
+    int n_completed = 0;
     for (int j = 0; j < n; j++) {
-        /* completed, they are not freed before this call returns: the caller holds them */
-        batch[j]->u.ureq.greq_fns->polled &= ~GREQ_POLLED_IN_CALL;
+        n_completed += greq_callback_return(batch[j], mpi_errno);
+    }
+    if (n_completed > 0) {
+        mpi_errno = MPI_SUCCESS;
     }
     double blocked = greq_now() - t0;
     if (class_ptr) {
@@ -524,22 +579,6 @@ int MPIR_Grequest_wait_batch(int count, MPIR_Request * request_ptrs[], int other
         MPIR_Grequest_wait_event(class_ptr, batch, n, rc, timeout, blocked);
     }
     *waited = TRUE;
-
-    if (rc != MPI_SUCCESS) {
-        int n_completed = 0;
-        mpi_errno = MPIR_Grequest_callback_error(rc, MPIR_GREQUEST_WAIT_FN);
-        /* reported on those it completed (all were pending when it was called); the others
-         * stay pending, and when it completed none, the error is the caller's */
-        for (int j = 0; j < n; j++) {
-            if (MPIR_Request_is_complete(batch[j])) {
-                greq_report_error(batch[j], mpi_errno);
-                n_completed++;
-            }
-        }
-        if (n_completed > 0) {
-            mpi_errno = MPI_SUCCESS;
-        }
-    }
 
   fn_exit:
     MPIR_CHKLMEM_FREEALL();
