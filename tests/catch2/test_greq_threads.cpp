@@ -1,11 +1,13 @@
 // Generalized request classes under MPI_THREAD_MULTIPLE: a class request is never polled before
 // the library holds its handle, requests are completed from other threads while the progress
-// engine polls, every completion call is used by several threads at once, and a completion made
-// inside another thread's poll_fn is seen with that poll_fn's error.
+// engine polls, every completion call is used by several threads at once, and a completion a
+// poll_fn makes in another thread is seen with that poll_fn's error, without hiding it from the
+// thread that completes it or from the poll_fn itself.
 #include <catch2/catch.hpp>
 
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -142,94 +144,237 @@ void worker(int id, std::vector<LibOp>& ops, std::atomic<int>& wrong) {
     }
 }
 
-// A poll_fn that, called in the helper thread once armed, completes its request and then returns
-// an error after a pause: the owner tests the request all through that pause.
-struct SlowFailingOp {
+// A thread that makes progress until it is stopped: MPI_Request_get_status on a pending
+// generalized request of its own (on one process, a probe makes no progress in ch4).
+class ProgressThread {
+public:
+    ProgressThread() {
+        MPI_Grequest_start(lib_query, noop_free, lib_cancel, nullptr, &dummy_);
+        thread_ = std::thread([this] {
+            while (!stop_.load()) {
+                int flag = 0;
+                MPI_Request_get_status(dummy_, &flag, MPI_STATUS_IGNORE);
+            }
+        });
+    }
+    ~ProgressThread() {
+        stop_ = true;
+        thread_.join();
+        MPI_Grequest_complete(dummy_);
+        MPI_Wait(&dummy_, MPI_STATUS_IGNORE);
+    }
+    ProgressThread(const ProgressThread&) = delete;
+    ProgressThread& operator=(const ProgressThread&) = delete;
+    std::thread::id id() const { return thread_.get_id(); }
+
+private:
+    static int noop_free(void*) { return MPI_SUCCESS; }
+    MPI_Request dummy_ = MPI_REQUEST_NULL;
+    std::atomic<bool> stop_{false};
+    std::thread thread_;
+};
+
+// MPICH's global mutex is not fair: a thread that loops on MPI calls leaves others a turn
+void leave_a_turn() { std::this_thread::sleep_for(std::chrono::microseconds(200)); }
+
+// A library operation whose poll_fn acts only in the progress thread, once armed, and once.
+struct ThreadedOp {
     std::atomic<MPI_Request> handle{MPI_REQUEST_NULL};
     std::atomic<bool> armed{false};
     std::atomic<bool> fired{false};
+    std::atomic<bool> in_poll{false};
     std::atomic<bool> returned{false};
+    std::atomic<bool> release{false};
     std::thread::id helper;
     std::atomic<int> frees{0};
+    // what poll_fn does once fired
+    enum class Action { CompleteThenFail, WaitForRelease, TakeLibraryMutex, CompleteThenWait };
+    Action action = Action::CompleteThenFail;
+    std::mutex* library_mutex = nullptr;
+    std::atomic<int> flag_inside{-1};
+    std::atomic<int> wait_rc_inside{-1};
+
+    bool fire_here() {
+        return armed.load() && std::this_thread::get_id() == helper && !fired.exchange(true);
+    }
 };
 
-int slow_failing_poll(void* extra, MPI_Status*) {
-    auto* op = static_cast<SlowFailingOp*>(extra);
-    if (!op->armed.load() || std::this_thread::get_id() != op->helper || op->fired.exchange(true)) {
+int threaded_poll(void* extra, MPI_Status*) {
+    auto* op = static_cast<ThreadedOp*>(extra);
+    if (!op->fire_here()) {
         return MPI_SUCCESS;
     }
-    MPI_Grequest_complete(op->handle.load());
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    op->in_poll = true;
+    int rc = MPI_SUCCESS;
+    switch (op->action) {
+        case ThreadedOp::Action::CompleteThenFail:
+            MPI_Grequest_complete(op->handle.load());
+            std::this_thread::sleep_for(std::chrono::milliseconds(30));
+            rc = MPI_ERR_IO;
+            break;
+        case ThreadedOp::Action::WaitForRelease:
+            while (!op->release.load()) {
+                std::this_thread::sleep_for(std::chrono::microseconds(100));
+            }
+            break;
+        case ThreadedOp::Action::TakeLibraryMutex: {
+            // the library's poll_fn reads state the library guards with its own mutex
+            std::lock_guard<std::mutex> guard(*op->library_mutex);
+            break;
+        }
+        case ThreadedOp::Action::CompleteThenWait: {
+            MPI_Request h = op->handle.load();
+            MPI_Grequest_complete(h);
+            int flag = -1;
+            MPI_Request_get_status(h, &flag, MPI_STATUS_IGNORE);
+            op->flag_inside = flag;
+            op->wait_rc_inside = MPI_Wait(&h, MPI_STATUS_IGNORE);
+            break;
+        }
+    }
     op->returned = true;
-    return MPI_ERR_IO;
+    return rc;
 }
-int slow_failing_wait(int count, void** states, double, MPI_Status* status) {
+int threaded_wait(int count, void** states, double, MPI_Status* status) {
     for (int i = 0; i < count; i++) {
-        slow_failing_poll(states[i], status);
+        threaded_poll(states[i], status);
     }
     return MPI_SUCCESS;
 }
-int slow_failing_free(void* extra) {
-    static_cast<SlowFailingOp*>(extra)->frees++;
+int threaded_free(void* extra) {
+    static_cast<ThreadedOp*>(extra)->frees++;
     return MPI_SUCCESS;
+}
+
+// Starts op's request and tests it once, so that any thread's progress may poll it.
+MPI_Request start_threaded(ThreadedOp& op) {
+    MPI_Request req = MPI_REQUEST_NULL;
+    MPIX_Grequest_start(lib_query, threaded_free, lib_cancel, threaded_poll, threaded_wait, &op,
+                        &req);
+    op.handle = req;
+    int flag = -1;
+    MPI_Test(&req, &flag, MPI_STATUS_IGNORE);
+    return req;
+}
+
+// Waits, without MPI calls, until pred holds; false after 30 s.
+template <class Pred>
+bool wait_without_mpi(Pred&& pred) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!pred()) {
+        if (std::chrono::steady_clock::now() > end) {
+            return false;
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    return true;
 }
 
 }  // namespace
 
-TEST_CASE("threads: a request completed inside another thread's poll_fn carries its error",
+TEST_CASE("threads: a request its poll_fn completed is seen complete only with that poll_fn's error",
           "[greq]") {
     int provided = 0;
     MPI_Query_thread(&provided);
     REQUIRE(provided == MPI_THREAD_MULTIPLE);
     ErrorsReturn errors_return;
-    MPI_Comm probe_comm;
-    MPI_Comm_dup(MPI_COMM_WORLD, &probe_comm);
     for (int round = 0; round < 5; round++) {
-        SlowFailingOp op;
-        MPI_Request req = MPI_REQUEST_NULL;
-        MPIX_Grequest_start(lib_query, slow_failing_free, lib_cancel, slow_failing_poll,
-                            slow_failing_wait, &op, &req);
-        op.handle = req;
-        int flag = -1;
-        // the owner's first test: the request is no longer only the owner's to poll
-        REQUIRE(MPI_Test(&req, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS);
-        REQUIRE(flag == 0);
-        std::atomic<bool> stop{false};
+        ThreadedOp op;
+        MPI_Request req = start_threaded(op);
         MPI_Status st;
-        int rc = MPI_SUCCESS;
+        int rc = MPI_SUCCESS, flag = 0;
         bool returned_before_seen = false;
         {
             Watchdog watchdog("a test loop beside a slow failing poll_fn", 60.0);
-            std::thread helper_thread([&] {
-                while (!stop.load()) {
-                    int f = 0;
-                    MPI_Iprobe(MPI_ANY_SOURCE, 12346, probe_comm, &f, MPI_STATUS_IGNORE);
-                }
-            });
-            op.helper = helper_thread.get_id();
+            ProgressThread progress;
+            op.helper = progress.id();
             op.armed = true;
-            flag = 0;
             while (!flag) {
                 rc = MPI_Test(&req, &flag, &st);
                 if (rc != MPI_SUCCESS) {
                     break;
                 }
-                // MPICH's global mutex is not fair: leave the helper thread a turn
-                std::this_thread::sleep_for(std::chrono::microseconds(200));
+                leave_a_turn();
             }
             returned_before_seen = op.returned.load();
-            stop = true;
-            helper_thread.join();
         }
         CHECK(op.fired.load());
-        // seen complete only once poll_fn returned, and with its error
         CHECK(returned_before_seen);
         CHECK(error_class(rc) == MPI_ERR_IO);
         CHECK(flag == 1);
         CHECK(req == MPI_REQUEST_NULL);
         CHECK(op.frees.load() == 1);
     }
-    MPI_Comm_free(&probe_comm);
+}
+
+TEST_CASE("threads: the thread that completes a request sees it complete while a poll_fn runs",
+          "[greq]") {
+    int provided = 0;
+    MPI_Query_thread(&provided);
+    REQUIRE(provided == MPI_THREAD_MULTIPLE);
+    ErrorsReturn errors_return;
+    SECTION("MPI_Test and MPI_Request_get_status right after MPI_Grequest_complete") {
+        ThreadedOp op;
+        op.action = ThreadedOp::Action::WaitForRelease;
+        MPI_Request req = start_threaded(op);
+        Watchdog watchdog("a test after this thread's MPI_Grequest_complete", 60.0);
+        ProgressThread progress;
+        op.helper = progress.id();
+        op.armed = true;
+        REQUIRE(wait_without_mpi([&] { return op.in_poll.load(); }));
+        CHECK(MPI_Grequest_complete(req) == MPI_SUCCESS);
+        int flag = -1;
+        CHECK(MPI_Request_get_status(req, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        CHECK(flag == 1);
+        flag = -1;
+        CHECK(MPI_Test(&req, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+        CHECK(flag == 1);
+        CHECK(req == MPI_REQUEST_NULL);
+        op.release = true;
+        REQUIRE(wait_without_mpi([&] { return op.returned.load(); }));
+        REQUIRE(wait_without_mpi([&] { return op.frees.load() == 1; }));
+    }
+    SECTION("MPI_Wait with the library's mutex held, which the running poll_fn waits for") {
+        std::mutex library_mutex;
+        ThreadedOp op;
+        op.action = ThreadedOp::Action::TakeLibraryMutex;
+        op.library_mutex = &library_mutex;
+        MPI_Request req = start_threaded(op);
+        Watchdog watchdog("MPI_Wait on a request this thread completed, library mutex held", 60.0);
+        ProgressThread progress;
+        op.helper = progress.id();
+        {
+            std::lock_guard<std::mutex> guard(library_mutex);
+            op.armed = true;
+            REQUIRE(wait_without_mpi([&] { return op.in_poll.load(); }));
+            CHECK(MPI_Grequest_complete(req) == MPI_SUCCESS);
+            CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+            CHECK(req == MPI_REQUEST_NULL);
+        }
+        REQUIRE(wait_without_mpi([&] { return op.returned.load(); }));
+        REQUIRE(wait_without_mpi([&] { return op.frees.load() == 1; }));
+    }
+}
+
+TEST_CASE("threads: a poll_fn that completes its own request sees it complete in its MPI calls",
+          "[greq]") {
+    int provided = 0;
+    MPI_Query_thread(&provided);
+    REQUIRE(provided == MPI_THREAD_MULTIPLE);
+    ErrorsReturn errors_return;
+    ThreadedOp op;
+    op.action = ThreadedOp::Action::CompleteThenWait;
+    start_threaded(op);  // the poll_fn releases the request with its MPI_Wait
+    {
+        Watchdog watchdog("MPI_Wait inside the poll_fn that completed the request", 60.0);
+        ProgressThread progress;
+        op.helper = progress.id();
+        op.armed = true;
+        REQUIRE(wait_without_mpi([&] { return op.returned.load(); }));
+    }
+    CHECK(op.flag_inside.load() == 1);
+    CHECK(op.wait_rc_inside.load() == MPI_SUCCESS);
+    CHECK(op.frees.load() == 1);
 }
 
 TEST_CASE("threads: class requests are never polled before the library holds their handle", "[greq]") {

@@ -100,9 +100,9 @@ static int greq_activity_at_wait = 0;
 #define GREQ_POLLED_FRESH   4       /* allocated, and its library may not hold the handle yet:
                                      * the progress engine polls it only in the allocating
                                      * thread (see greq_pollable_here) */
-#define GREQ_POLLED_HELD    8       /* MPI_Grequest_complete came while its poll_fn or wait_fn
-                                     * ran: the completion is published when that call returns,
-                                     * after its error is recorded (see greq_callback_return) */
+#define GREQ_POLLED_HELD    8       /* completed from inside its own poll_fn or wait_fn call:
+                                     * published when that call returns, after its error is
+                                     * recorded (see greq_callback_return) */
 
 static double greq_now(void)
 {
@@ -200,6 +200,33 @@ static int greq_pollable_here(struct MPIR_Grequest_fns *fns)
     return TRUE;
 }
 
+/* Marks the engine's poll_fn or wait_fn call on the request as running in this thread. */
+static void greq_call_begin(struct MPIR_Grequest_fns *fns)
+{
+    fns->polled |= GREQ_POLLED_IN_CALL;
+#if MPL_THREAD_PACKAGE_NAME != MPL_THREAD_PACKAGE_NONE
+    MPL_thread_self(&fns->call_thread);
+#endif
+}
+
+/* Whether this thread runs the engine's poll_fn or wait_fn call on the request (an MPI call
+ * made from inside that callback). */
+static int greq_in_own_call(struct MPIR_Grequest_fns *fns)
+{
+    if (!(fns->polled & GREQ_POLLED_IN_CALL)) {
+        return FALSE;
+    }
+#if MPL_THREAD_PACKAGE_NAME != MPL_THREAD_PACKAGE_NONE
+    MPL_thread_id_t self;
+    int same;
+    MPL_thread_self(&self);
+    MPL_thread_same(&self, &fns->call_thread, &same);
+    return same;
+#else
+    return TRUE;
+#endif
+}
+
 /* Completes a generalized request; free_fn's error when MPI_Request_free came first. */
 static int greq_complete_now(MPIR_Request * request_ptr)
 {
@@ -232,21 +259,38 @@ static int greq_complete_now(MPIR_Request * request_ptr)
 }
 
 /* After the engine's poll_fn or wait_fn call on the request returned: the call's error
- * (errorcode) is the request's if it completed in that call, which is then published. */
+ * (errorcode) is the request's if it completed during the call, and a completion the callback
+ * made itself is published now. Returns whether the request is complete. */
 static int greq_callback_return(MPIR_Request * request_ptr, int errorcode)
 {
     struct MPIR_Grequest_fns *fns = request_ptr->u.ureq.greq_fns;
     int held = (fns->polled & GREQ_POLLED_HELD) != 0;
 
     fns->polled &= ~(GREQ_POLLED_IN_CALL | GREQ_POLLED_HELD);
+    if (!held && !MPIR_Request_is_complete(request_ptr)) {
+        return FALSE;
+    }
+    if (errorcode != MPI_SUCCESS) {
+        greq_report_error(request_ptr, errorcode);
+    }
     if (held) {
-        if (errorcode != MPI_SUCCESS) {
-            greq_report_error(request_ptr, errorcode);
-        }
         /* MPI_Request_free came meanwhile: free_fn's error has no call to take it */
         (void) greq_complete_now(request_ptr);
     }
-    return held;
+    return TRUE;
+}
+
+/* A call made from inside the request's own callback, after that callback completed it: the
+ * request is complete for it (its poll_fn may wait for it) */
+static int greq_publish_in_own_call(MPIR_Request * request_ptr)
+{
+    struct MPIR_Grequest_fns *fns = request_ptr->u.ureq.greq_fns;
+
+    if (!(fns->polled & GREQ_POLLED_HELD) || !greq_in_own_call(fns)) {
+        return MPI_SUCCESS;
+    }
+    fns->polled &= ~GREQ_POLLED_HELD;
+    return greq_complete_now(request_ptr);
 }
 
 /* Calls poll_fn; an error is reported on the request when it completed in that call, else
@@ -258,16 +302,20 @@ static int greq_poll(MPIR_Request * request_ptr, MPI_Status * status, int *rc_ou
     struct MPIR_Grequest_fns *fns = request_ptr->u.ureq.greq_fns;
 
     *rc_out = MPI_SUCCESS;
-    if (MPIR_Request_is_complete(request_ptr) || (fns->polled & GREQ_POLLED_IN_CALL)) {
-        /* completed (by another thread, say), or polled from inside its own callback */
+    if (MPIR_Request_is_complete(request_ptr)) {
+        /* completed by another thread, say */
         return MPI_SUCCESS;
+    }
+    if (fns->polled & GREQ_POLLED_IN_CALL) {
+        /* polled from inside a callback, its own or another thread's */
+        return greq_publish_in_own_call(request_ptr);
     }
     if (fns->class_ptr) {
         GREQ_STATS_LOCK();
         fns->class_ptr->polls++;
         GREQ_STATS_UNLOCK();
     }
-    fns->polled |= GREQ_POLLED_IN_CALL;
+    greq_call_begin(fns);
     fns->polled_pass = polled_passes;
     greq_callbacks_running++;
     MPIR_Request_call_record_t outer = MPIR_Request_call_begin(MPIR_REQUEST_CALL__CALLBACK);
@@ -374,14 +422,14 @@ int MPIR_Grequest_engine_is_complete(MPIR_Request * request_ptr)
         (request_ptr->u.ureq.greq_fns->polled & GREQ_POLLED_HELD);
 }
 
-/* MPI_Grequest_complete: while the engine's poll_fn or wait_fn call on a request the
- * application still holds runs (in this thread or another), the completion waits for its return */
+/* MPI_Grequest_complete: made from inside the engine's poll_fn or wait_fn call on a request the
+ * application still holds, the completion waits for that call's return */
 int MPIR_Grequest_engine_complete(MPIR_Request * request_ptr)
 {
     struct MPIR_Grequest_fns *fns = request_ptr->u.ureq.greq_fns;
 
     polled_remove(request_ptr);
-    if ((fns->polled & GREQ_POLLED_IN_CALL) && !fns->free_on_complete) {
+    if (greq_in_own_call(fns) && !fns->free_on_complete) {
         fns->polled |= GREQ_POLLED_HELD;
         return MPI_SUCCESS;
     }
@@ -492,7 +540,14 @@ int MPIR_Grequest_wait_batch(int count, MPIR_Request * request_ptrs[], int other
     /* the class to wait on: classes present in the array take turns */
     int start = (int) (greq_wait_turn++ % (unsigned int) count);
     for (int k = 0, i = start; k < count; k++, i = (i + 1 == count) ? 0 : i + 1) {
-        if (greq_pending_wait(request_ptrs[i])) {
+        MPIR_Request *req = request_ptrs[i];
+        if (req != NULL && MPIR_Request_has_wait_fn(req) &&
+            (req->u.ureq.greq_fns->polled & GREQ_POLLED_HELD)) {
+            /* a Wait call from inside the callback that completed the request */
+            mpi_errno = greq_publish_in_own_call(req);
+            MPIR_ERR_CHECK(mpi_errno);
+        }
+        if (greq_pending_wait(req)) {
             first = i;
             break;
         }
@@ -520,7 +575,7 @@ int MPIR_Grequest_wait_batch(int count, MPIR_Request * request_ptrs[], int other
             continue;
         }
         /* marked at once: a request that appears twice in the array is handed over once */
-        req->u.ureq.greq_fns->polled |= GREQ_POLLED_IN_CALL;
+        greq_call_begin(req->u.ureq.greq_fns);
         batch[n] = req;
         states[n] = req->u.ureq.greq_fns->grequest_extra_state;
         n++;
