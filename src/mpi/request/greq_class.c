@@ -178,6 +178,17 @@ static void greq_report_error(MPIR_Request * request_ptr, int errorcode)
     }
 }
 
+#if MPL_THREAD_PACKAGE_NAME != MPL_THREAD_PACKAGE_NONE
+static int greq_is_this_thread(MPL_thread_id_t * thread)
+{
+    MPL_thread_id_t self;
+    int same;
+    MPL_thread_self(&self);
+    MPL_thread_same(&self, thread, &same);
+    return same;
+}
+#endif
+
 /* Whether this thread's progress may poll the request: until the allocating thread's next
  * progress call, or a call naming the request, only that thread polls it, as the library may
  * not have stored the handle its poll_fn uses yet (MPI_THREAD_MULTIPLE). */
@@ -188,11 +199,7 @@ static int greq_pollable_here(struct MPIR_Grequest_fns *fns)
         return TRUE;
     }
 #if MPL_THREAD_PACKAGE_NAME != MPL_THREAD_PACKAGE_NONE
-    MPL_thread_id_t self;
-    int same;
-    MPL_thread_self(&self);
-    MPL_thread_same(&self, &fns->owner, &same);
-    if (!same) {
+    if (!greq_is_this_thread(&fns->owner)) {
         return FALSE;
     }
 #endif
@@ -217,11 +224,7 @@ static int greq_in_own_call(struct MPIR_Grequest_fns *fns)
         return FALSE;
     }
 #if MPL_THREAD_PACKAGE_NAME != MPL_THREAD_PACKAGE_NONE
-    MPL_thread_id_t self;
-    int same;
-    MPL_thread_self(&self);
-    MPL_thread_same(&self, &fns->call_thread, &same);
-    return same;
+    return greq_is_this_thread(&fns->call_thread);
 #else
     return TRUE;
 #endif
